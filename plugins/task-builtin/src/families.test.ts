@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, oracleOf, type Task } from '@clawgym/core';
@@ -24,9 +24,14 @@ async function suiteTasks(split: 'train' | 'test', limit = 60, options = {}) {
 }
 
 describe('built-in task suite', () => {
+  const roots: string[] = [];
+  afterAll(() => { for (const r of roots) rmSync(r, { recursive: true, force: true }); });
+
   it('every task passes with its oracle and fails untouched', async () => {
-    for (const task of await suiteTasks('test', 36)) {
+    const all = { families: ['write', 'transform', 'several-files', 'csv', 'json', 'shell', 'vocab-write', 'vocab-upper'] };
+    for (const task of await suiteTasks('test', 48, all)) {
       const root = mkdtempSync(join(tmpdir(), 'builtin-'));
+      roots.push(root);
       const ws = fsWorkspace(root);
       await task.setup(ws);
       expect((await task.verify(ws)).pass).toBe(false);
@@ -40,6 +45,7 @@ describe('built-in task suite', () => {
     const tasks = await suiteTasks('test', 6);
     for (const task of tasks) {
       const root = mkdtempSync(join(tmpdir(), 'builtin-miss-'));
+      roots.push(root);
       const ws = fsWorkspace(root);
       await task.setup(ws);
       await playOracle(task, root);
@@ -66,5 +72,17 @@ describe('built-in task suite', () => {
     const slotTasks = await kernel.registry.get('taskSuite', 'builtin').tasks('test', { seed: 0, limit: 10, options: { families: ['csv', 'json'] } });
     expect(new Set(slotTasks.map((t) => t.category))).toEqual(new Set(['csv', 'json']));
     await expect(kernel.registry.get('taskSuite', 'builtin').tasks('test', { seed: 0, options: { familes: [] } })).rejects.toThrow('Did you mean "families"?');
+  });
+
+  it('copy-friendly families: closed vocabulary, and held-out word combinations never trained on', async () => {
+    const families = { families: ['vocab-write', 'vocab-upper'] };
+    const pairs = (tasks: Task[]) => tasks.map((t) => /(?:Create|Read) (\w+)\.txt \D*?(?:containing |to )(\w+)/.exec(t.instruction)!.slice(1).join('>'));
+    const train = new Set(pairs(await suiteTasks('train', 1000, families)));
+    const test = pairs(await suiteTasks('test', 200, families));
+    expect(test.filter((p) => train.has(p))).toEqual([]);
+    expect(new Set(test).size).toBeGreaterThan(60);
+    expect(new Set((await suiteTasks('test', 10, families)).map((t) => t.category))).toEqual(new Set(['vocab-write', 'vocab-upper']));
+    // Without a families option the suite keeps its open-vocabulary families.
+    expect((await suiteTasks('test', 12)).some((t) => t.category.startsWith('vocab'))).toBe(false);
   });
 });

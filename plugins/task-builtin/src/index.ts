@@ -1,11 +1,11 @@
 import { definePlugin, parseWithSchema, z, type TaskSuite } from '@clawgym/core';
-import { builtinTask, FAMILY_NAMES } from './families';
+import { builtinTask, DEFAULT_FAMILIES, FAMILY_NAMES } from './families';
 
-export { builtinTask, FAMILIES, FAMILY_NAMES } from './families';
+export { builtinTask, DEFAULT_FAMILIES, FAMILIES, FAMILY_NAMES, WORDS, type Split } from './families';
 
 /** Options of the `builtin` suite: `tasks: [{ use: 'builtin', options: { families: ['write'] } }]`. */
 export const BuiltinOptions = z.strictObject({
-  /** Which families to draw from (default: all). */
+  /** Which families to draw from (default: the open-vocabulary ones, `DEFAULT_FAMILIES`). */
   families: z.array(z.enum(FAMILY_NAMES)).optional(),
 });
 
@@ -20,8 +20,8 @@ export function builtinSuite(raw: unknown = {}): TaskSuite {
     async tasks(split, { seed, limit = 60, options: slot }) {
       // The config slot's options win over the plugin's.
       const options = slot && Object.keys(slot).length ? parseWithSchema(BuiltinOptions, slot, 'options of task suite "builtin"') : base;
-      const families = (options.families ?? base.families ?? [...FAMILY_NAMES]).map((f) => FAMILY_NAMES.indexOf(f));
-      return Array.from({ length: limit }, (_, i) => builtinTask(SPLIT_SEED[split] + seed, i, families));
+      const families = (options.families ?? base.families ?? [...DEFAULT_FAMILIES]).map((f) => FAMILY_NAMES.indexOf(f));
+      return Array.from({ length: limit }, (_, i) => builtinTask(SPLIT_SEED[split] + seed, i, families, split));
     },
   };
 }
