@@ -67,4 +67,20 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(again.stderr).toContain('already exists');
     expect(again.stderr).toContain('Pass --resume');
   }, 180_000);
+
+  it('draws a live status line on a terminal (step, rollouts, reward, Pass@1, tok/s, ETA) and plain lines in a pipe', () => {
+    const dir = project(2);
+    // util-linux `script` runs the command on a pseudo-terminal, as a user's shell would.
+    const tty = spawnSync('script', ['-qefc', `${process.execPath} ${bin} run`, '/dev/null'], { cwd: dir, encoding: 'utf8', timeout: 180_000 });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).toMatch(/\r\x1b\[Keval @ step 0 · rollouts \d+\/2 \(\d+ running\)/);
+    expect(tty.stdout).toMatch(/\r\x1b\[Kstep [12]\/2 · rollouts \d+\/4 \(\d+ running\)( · reward [\d.]+)? · held-out Pass@1 [\d.]+%/);
+    expect(tty.stdout).toMatch(/· \d+ tok\/s · ETA \d+s/);
+    expect(tty.stdout).toContain('finished after step 2');
+    // Piped, the same run logs plain lines only.
+    const piped = spawnSync(process.execPath, [bin, 'run', '--name', 'piped'], { cwd: dir, encoding: 'utf8', timeout: 180_000 });
+    expect(piped.status).toBe(0);
+    expect(piped.stdout).not.toContain('\x1b[');
+    expect(piped.stdout).toMatch(/step 2\/2: reward/);
+  }, 360_000);
 });

@@ -10,6 +10,7 @@ import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
 import { writeReport } from '../report/report';
 import { resolve } from 'node:path';
+import type { LiveStream } from './live';
 
 interface CommonOptions { config?: string }
 
@@ -22,6 +23,8 @@ export interface CliIo {
   cwd: string;
   /** Stops long-running commands (serve) in tests; the CLI itself stops on SIGINT. */
   signal?: AbortSignal;
+  /** The terminal, when there is one: `clawgym run` draws a live status line on a TTY. */
+  stdout?: LiveStream;
 }
 
 export function buildProgram(io: CliIo): Command {
@@ -112,6 +115,7 @@ export async function main(argv: string[], io: CliIo = {
   out: (s: string) => { process.stdout.write(s); },
   err: (s: string) => { process.stderr.write(s); },
   cwd: process.cwd(),
+  stdout: process.stdout,
 }): Promise<number> {
   const program = buildProgram(io);
   if (argv.length === 0) {

@@ -6,6 +6,27 @@ export interface MetricsEvent {
   values: Record<string, number | string>;
 }
 
+/** Where a run is, as `train` reports it while it works (between the metric events). */
+export interface RunProgress {
+  /** `eval`: held-out evaluation; `rollouts`: the step's rollouts; `update`: trees, advantages, the trainer step. */
+  phase: 'eval' | 'rollouts' | 'update';
+  /** The step being worked on (0 for the evaluation before the first step). */
+  step: number;
+  steps: number;
+  /** Rollouts of this phase finished, running and planned. */
+  done: number;
+  inFlight: number;
+  total: number;
+  /** Mean reward of this step's finished rollouts (rollouts phase). */
+  reward?: number;
+  /** The last held-out Pass@1 (0–1), once one was measured. */
+  pass1?: number;
+  /** Tokens the engine generated per second, over the last step. */
+  tokensPerSec?: number;
+  /** Seconds left, from the mean time of the steps finished in this process. */
+  etaSeconds?: number;
+}
+
 /** Turns metrics into something people read: a live display, a log, an HTML report. */
 export interface Reporter {
   readonly name: string;

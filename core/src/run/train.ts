@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Engine } from '../contracts/engine';
-import type { MetricsEvent } from '../contracts/reporter';
+import type { MetricsEvent, RunProgress } from '../contracts/reporter';
 import type { Task } from '../contracts/task';
 import type { Trainer } from '../contracts/trainer';
 import type { ResolvedConfig } from '../config/schema';
@@ -34,6 +34,8 @@ export interface TrainOptions {
   signal?: AbortSignal;
   /** One line per event (the CLI prints them or draws a live display). */
   onEvent?: (event: MetricsEvent, text: string) => void;
+  /** Where the run is between events (rollouts done and running, reward so far, tokens/s, ETA), for a live display. */
+  onProgress?: (progress: RunProgress) => void;
 }
 
 /**
@@ -79,7 +81,14 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     testTasks.push(...await suite.tasks('test', { seed, limit: config.run.evalTasks, options: slotOptions(slot) }));
   }
 
-  const proxy = new ServingProxy({ engine, store: new CallStore(join(runDir, 'calls')), runId: name, onRecord: (r) => kernel.hooks.onModelCall.promise(r) });
+  // What the live display shows; the run's own numbers stay in metrics.jsonl.
+  const live: RunProgress = { phase: 'eval', step: state.step, steps: config.run.steps, done: 0, inFlight: 0, total: 0 };
+  let generated = 0;
+  const stepSeconds: number[] = [];
+  let rewardSum = 0;
+  let rewardCount = 0;
+  const progress = (p: Partial<RunProgress>) => { Object.assign(live, p); o.onProgress?.({ ...live }); };
+  const proxy = new ServingProxy({ engine, store: new CallStore(join(runDir, 'calls')), runId: name, onRecord: (r) => { generated += r.outputIds.length; return kernel.hooks.onModelCall.promise(r); } });
   await proxy.start();
   const socketPath = join(runDir, 'proxy.sock');
   await rm(socketPath, { force: true });
@@ -87,10 +96,17 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const runner = new RolloutRunner({
     runId: name, proxy, socketPath, sandboxes, kernel, concurrency: config.run.concurrency,
     timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+    onProgress: (e) => {
+      if (e.kind === 'retry') return;
+      if (e.kind === 'done' && e.report && e.report.outcome !== 'infra-error') { rewardSum += e.report.reward; rewardCount++; }
+      progress({ done: e.done, inFlight: e.inFlight, total: e.total, reward: rewardCount ? rewardSum / rewardCount : undefined });
+    },
   });
 
   const heldOut = async (step: number) => {
+    progress({ phase: 'eval', step, done: 0, inFlight: 0, total: testTasks.length * harnesses.length });
     const report = await evaluate({
+      onProgress: (done, total) => progress({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
       runId: `${name}-eval`, runDir: join(runDir, 'eval', `step-${step}`), tasks: testTasks, harnesses, engine, sandboxes, k: 1,
       concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
     });
@@ -98,6 +114,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     for (const r of report.rows) values[`pass1/${r.harness}/${r.category}`] = r.pass1;
     const all = report.rows.filter((r) => r.category === 'all');
     values.pass1 = mean(all.map((r) => r.pass1));
+    live.pass1 = values.pass1;
     await emit({ kind: 'eval', step, time: Date.now(), values }, `eval at step ${step}: held-out Pass@1 ${(100 * values.pass1).toFixed(1)}% (${testTasks.length} tasks)`);
   };
 
@@ -121,8 +138,12 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
           for (let g = 0; g < config.run.groupSize; g++) jobs.push({ rolloutId: `s${step}a${attempt}-t${t}-${harness.name}-${g}`, step, task, harness, harnessOptions: options });
         }
       }
+      rewardSum = 0; rewardCount = 0;
+      const tokensBefore = generated;
+      progress({ phase: 'rollouts', step, done: 0, inFlight: 0, total: jobs.length, reward: undefined });
       const reports = await runner.run(jobs, o.signal);
       if (o.signal?.aborted) { status = 'cancelled'; break; }
+      progress({ phase: 'update', tokensPerSec: (generated - tokensBefore) / Math.max(1e-3, (Date.now() - started) / 1000) });
       const trees = await buildStepTrees(kernel, reports.map((r) => ({
         records: r.records,
         info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
@@ -138,6 +159,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       await rename(`${checkpoint}.tmp`, checkpoint);
       state.step = step;
       await writeFile(statePath, `${JSON.stringify(state)}\n`);
+      stepSeconds.push((Date.now() - started) / 1000);
+      progress({ etaSeconds: mean(stepSeconds) * (config.run.steps - step) });
       const scored = reports.filter((r) => r.outcome !== 'infra-error');
       const filters: Record<string, number> = {};
       for (const t of trees) for (const [k, v] of Object.entries(t.filterCounts)) filters[`filter/${k}`] = (filters[`filter/${k}`] ?? 0) + v;
