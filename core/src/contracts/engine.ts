@@ -107,7 +107,16 @@ export interface Engine {
 }
 
 /** Creates an engine for a run; registered by engine plugins. */
+/** What an engine or trainer provider is created with. */
+export interface ProviderContext {
+  /** The run's directory (the engine and trainer of one run share it). */
+  runDir: string;
+  seed: number;
+  /** The config's folder: relative paths in a slot's options (a checkpoint) resolve from it. */
+  rootDir?: string;
+}
+
 export interface EngineProvider {
   readonly name: string;
-  create(options: Record<string, unknown>, ctx: { runDir: string; seed: number }): Promise<Engine>;
+  create(options: Record<string, unknown>, ctx: ProviderContext): Promise<Engine>;
 }

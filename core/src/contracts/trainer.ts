@@ -1,3 +1,4 @@
+import type { ProviderContext } from './engine';
 import type { AdvantageResult, RolloutTree } from './tree';
 
 /** Settings of the policy loss shared by all algorithms. */
@@ -40,12 +41,17 @@ export interface Trainer {
   /** Value estimates V(s_t) per generated token, for trainers with a value head (PPO). */
   values?(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   /** One supervised step (cross-entropy on every kept generated token, shared prefixes once): the cold start. */
-  supervisedStep?(trees: readonly RolloutTree[]): Promise<{ loss: number; tokens: number }>;
+  supervisedStep?(trees: readonly RolloutTree[], options?: { lrScale?: number }): Promise<{ loss: number; tokens: number }>;
   save(dir: string): Promise<void>;
-  load(dir: string): Promise<void>;
+  /**
+   * Restore a checkpoint. A run's own checkpoint restores everything (weights, optimiser, step
+   * counter); `weightsOnly` loads a model to start from (a shipped cold start) with a fresh
+   * optimiser and the step counter at 0.
+   */
+  load(dir: string, options?: { weightsOnly?: boolean }): Promise<void>;
 }
 
 export interface TrainerProvider {
   readonly name: string;
-  create(options: Record<string, unknown>, ctx: { runDir: string; seed: number }): Promise<Trainer>;
+  create(options: Record<string, unknown>, ctx: ProviderContext): Promise<Trainer>;
 }

@@ -67,8 +67,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   };
 
   const seed = config.run.seed;
-  const engine: Engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), { runDir, seed });
-  const trainer: Trainer = await (await provider(kernel, 'trainer', config.trainer)).create(slotOptions(config.trainer), { runDir, seed });
+  const engine: Engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), { runDir, seed, rootDir: config.rootDir });
+  const trainer: Trainer = await (await provider(kernel, 'trainer', config.trainer)).create(slotOptions(config.trainer), { runDir, seed, rootDir: config.rootDir });
   const checkpoint = join(runDir, 'checkpoint');
   if (state.step > 0) await trainer.load(checkpoint);
   const sandboxes = await provider(kernel, 'sandbox', config.sandbox);

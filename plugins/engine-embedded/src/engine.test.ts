@@ -114,4 +114,30 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     // The first step's engine and trainer agree (same weights): no mismatch, nothing clipped.
     expect(metrics!.tokens).toBeGreaterThan(0);
   });
+
+  it('a weights-only load starts the optimiser fresh (a model to start from); a full load resumes it; lrScale scales the step', async () => {
+    const policy = new SharedPolicy(config, cpuKernels(), 9);
+    const trainer = new EmbeddedTrainer(policy, { ...opt, lr: 3e-3 });
+    const reply = chatTemplate.renderReply([{ type: 'text', text: 'abc' }]);
+    const tree = buildTree([record(reply.map((tokenId) => ({ tokenId, logprob: 0 })))], { rolloutId: 'a', taskId: 't', category: 'c', harness: 'h', outcome: 'ok', reward: 1 }, { messageEndId: tokenizer.special('<|im_end|>') });
+    for (let i = 0; i < 3; i++) await trainer.supervisedStep([tree]);
+    const dir = mkdtempSync(join(tmpdir(), 'ckpt-'));
+    await trainer.save(dir);
+    const meta = () => JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { step: number; policyVersion: number };
+    expect(meta()).toMatchObject({ step: 3, policyVersion: 3 });
+    const other = new SharedPolicy(config, cpuKernels(), 10);
+    const resumed = new EmbeddedTrainer(other, opt);
+    await resumed.load(dir);
+    expect(other.version).toBe(3);
+    const started = new EmbeddedTrainer(other, opt);
+    await started.load(dir, { weightsOnly: true });
+    expect(other.version).toBe(0);
+    expect(Array.from(other.model.params.get('tok_emb')!)).toEqual(Array.from(policy.model.params.get('tok_emb')!));
+    await started.save(dir);
+    expect(meta()).toMatchObject({ step: 0, policyVersion: 0 });
+    // lrScale 0: the step changes nothing.
+    const before = Array.from(other.model.params.get('tok_emb')!);
+    await started.supervisedStep([tree], { lrScale: 0 });
+    expect(Array.from(other.model.params.get('tok_emb')!)).toEqual(before);
+  });
 });

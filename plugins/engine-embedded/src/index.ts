@@ -1,4 +1,5 @@
-import { byteChatMl, definePlugin, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type Registry, type TrainerProvider } from '@clawgym/core';
+import { isAbsolute, resolve } from 'node:path';
+import { byteChatMl, definePlugin, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
 import { CompactTemplate } from './compact-template';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
@@ -13,6 +14,9 @@ export { KvDecoder } from './decode';
 export { CompactTemplate, toolParams, type CompactOptions } from './compact-template';
 export { saveSafetensors, loadSafetensors, type Tensor } from './safetensors';
 
+/** A path from the options, relative to the config's folder. */
+const resolveFrom = (ctx: ProviderContext, path: string) => (isAbsolute(path) ? path : resolve(ctx.rootDir ?? process.cwd(), path));
+
 /** Options shared by the `embedded` engine and trainer slots (they must agree: they share weights). */
 export const EmbeddedOptions = z.strictObject({
   model: z.strictObject({
@@ -23,7 +27,7 @@ export const EmbeddedOptions = z.strictObject({
     mlpHidden: z.number().int().positive().optional(),
     valueHead: z.boolean().default(true),
   }).prefault({}),
-  /** A checkpoint folder (model.safetensors + config.json) to start from. */
+  /** A checkpoint folder (model.safetensors + config.json) to start from (weights only; relative to the config's folder). */
   checkpoint: z.string().optional(),
   /**
    * Chat template: `compact` (default: tools as name(params), the harness's system prompt cut,
@@ -59,7 +63,7 @@ export default definePlugin({
     const registry = api.container.resolve(Tokens.Registry) as Registry;
     // One policy per run directory, shared by the engine and the trainer created for it.
     const policies = new Map<string, { policy: SharedPolicy; trainer?: EmbeddedTrainer; options: z.output<typeof EmbeddedOptions> }>();
-    const policyFor = async (raw: Record<string, unknown>, ctx: { runDir: string; seed: number }) => {
+    const policyFor = async (raw: Record<string, unknown>, ctx: ProviderContext) => {
       const existing = policies.get(ctx.runDir);
       if (existing) return existing;
       const options = parseWithSchema(EmbeddedOptions, raw, 'options of the embedded engine/trainer');
@@ -70,7 +74,7 @@ export default definePlugin({
       const kernels = registry.get('kernels', options.kernels) as ComputeKernels;
       const entry = { policy: new SharedPolicy(config, kernels, ctx.seed), options };
       policies.set(ctx.runDir, entry);
-      if (options.checkpoint) await trainerOf(entry).load(options.checkpoint);
+      if (options.checkpoint) await trainerOf(entry).load(resolveFrom(ctx, options.checkpoint), { weightsOnly: true });
       return entry;
     };
     const trainerOf = (e: { policy: SharedPolicy; trainer?: EmbeddedTrainer; options: z.output<typeof EmbeddedOptions> }) =>

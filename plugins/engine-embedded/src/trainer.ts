@@ -142,7 +142,7 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   /** Cross-entropy on the generated tokens of trees (supervised cold start); returns the mean loss. */
-  async supervisedStep(trees: readonly RolloutTree[]): Promise<{ loss: number; tokens: number; gradNorm: number }> {
+  async supervisedStep(trees: readonly RolloutTree[], options: { lrScale?: number } = {}): Promise<{ loss: number; tokens: number; gradNorm: number }> {
     const model = this.policy.model;
     const V = this.policy.config.vocabSize;
     const grads = zerosLike(model.params);
@@ -166,7 +166,7 @@ export class EmbeddedTrainer implements Trainer {
       }
       model.backward(fwd, dlogits, grads);
     }
-    const gradNorm = this.update(grads);
+    const gradNorm = this.update(grads, options.lrScale);
     this.policy.version++;
     return { loss, tokens: total, gradNorm };
   }
@@ -176,12 +176,12 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   /** Clip the global norm, then one AdamW step. Returns the norm before clipping. */
-  private update(grads: Params): number {
+  private update(grads: Params, lrScale = 1): number {
     let sq = 0;
     for (const g of grads.values()) for (let i = 0; i < g.length; i++) sq += g[i]! * g[i]!;
     const norm = Math.sqrt(sq);
     const scale = this.opt.gradClip > 0 && norm > this.opt.gradClip ? this.opt.gradClip / norm : 1;
-    const lr = this.lr();
+    const lr = this.lr() * lrScale;
     this.t++;
     const K = this.policy.model.kernels;
     for (const [name, p] of this.policy.model.params) {
@@ -203,7 +203,7 @@ export class EmbeddedTrainer implements Trainer {
     await writeFile(join(dir, 'config.json'), `${JSON.stringify({ model: this.policy.config, optimizer: this.opt, step: this.t, policyVersion: this.policy.version }, null, 2)}\n`);
   }
 
-  async load(dir: string): Promise<void> {
+  async load(dir: string, options: { weightsOnly?: boolean } = {}): Promise<void> {
     const meta = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as { model: ModelConfig; step: number; policyVersion: number };
     const { tensors } = await loadSafetensors(join(dir, 'model.safetensors'));
     for (const [name, p] of this.policy.model.params) {
@@ -211,13 +211,12 @@ export class EmbeddedTrainer implements Trainer {
       if (!t || t.data.length !== p.length) throw new Error(`checkpoint ${dir} does not fit this model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`);
       p.set(t.data);
     }
-    try {
-      const opt = await loadSafetensors(join(dir, 'optimizer.safetensors'));
-      for (const [name, m] of this.m) m.set(opt.tensors.get(`m.${name}`)?.data ?? new Float32Array(m.length));
-      for (const [name, v] of this.v) v.set(opt.tensors.get(`v.${name}`)?.data ?? new Float32Array(v.length));
-    } catch { /* a weights-only checkpoint starts the optimiser fresh */ }
-    this.t = meta.step;
-    this.policy.version = meta.policyVersion;
+    const opt = options.weightsOnly ? undefined : await loadSafetensors(join(dir, 'optimizer.safetensors')).catch(() => undefined);
+    for (const [name, m] of this.m) m.set(opt?.tensors.get(`m.${name}`)?.data ?? new Float32Array(m.length));
+    for (const [name, v] of this.v) v.set(opt?.tensors.get(`v.${name}`)?.data ?? new Float32Array(v.length));
+    // Without optimiser state (a model to start from) the step counter restarts with Adam: warm-up again.
+    this.t = opt ? meta.step : 0;
+    this.policy.version = opt ? meta.policyVersion : 0;
   }
 }
 

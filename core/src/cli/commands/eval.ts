@@ -53,7 +53,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   const engine = engineName === 'oracle' ? (taskOf: (id: string) => Task | undefined) => oracleEngine(taskOf)
     : engineName === 'null' ? nullEngine()
-      : await (await provider(kernel, 'engine', engineSlot)).create(slotOptions(engineSlot), { runDir, seed: config.run.seed }) as Engine;
+      : await (await provider(kernel, 'engine', engineSlot)).create(slotOptions(engineSlot), { runDir, seed: config.run.seed, rootDir: config.rootDir }) as Engine;
   const sandboxes = await provider(kernel, 'sandbox', config.sandbox);
   io.err(`evaluating ${tasks.length} tasks x ${harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
   const report = await evaluate({

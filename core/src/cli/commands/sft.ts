@@ -1,3 +1,4 @@
+import { rename, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
 import { ClawGymError, ErrorCodes } from '../../errors';
@@ -17,6 +18,14 @@ export interface SftOptions {
   batch?: string;
   out?: string;
   name?: string;
+  saveEvery?: string;
+  fresh?: boolean;
+}
+
+async function saveAtomically(trainer: { save(dir: string): Promise<void> }, dir: string) {
+  await trainer.save(`${dir}.tmp`);
+  await rm(dir, { recursive: true, force: true });
+  await rename(`${dir}.tmp`, dir);
 }
 
 /**
@@ -33,13 +42,24 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const demos = Number(opts.demos ?? 64);
   const steps = Number(opts.steps ?? 200);
   const batchSize = Number(opts.batch ?? 8);
+  const saveEvery = Number(opts.saveEvery ?? 100);
   const out = resolve(io.cwd, opts.out ?? `${runDir}/checkpoint`);
+  for (const [flag, v] of [['--demos', demos], ['--steps', steps], ['--batch', batchSize], ['--save-every', saveEvery]] as const) {
+    if (!Number.isInteger(v) || v < (flag === '--save-every' ? 0 : 1)) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${flag === '--save-every' ? '' : ' of at least 1'}, got ${JSON.stringify(String(v))}`);
+  }
+  // --fresh: start from random weights even when the config names a checkpoint (to remake it).
+  const policyOptions = (slot: SlotRef) => {
+    const o = slotOptions(slot);
+    if (!opts.fresh) return o;
+    const { checkpoint: _dropped, ...rest } = o as Record<string, unknown>;
+    return rest;
+  };
   const tasks: Task[] = [];
   for (const slot of config.tasks as SlotRef[]) tasks.push(...await (await provider(kernel, 'taskSuite', slot)).tasks('train', { seed: config.run.seed, limit: demos, options: slotOptions(slot) }));
   const harnesses = await Promise.all((config.harnesses as SlotRef[]).map(async (slot) => ({ harness: await provider(kernel, 'harness', slot), options: slotOptions(slot) })));
-  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(slotOptions(config.trainer), { runDir, seed: config.run.seed });
+  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(policyOptions(config.trainer), { runDir, seed: config.run.seed, rootDir: config.rootDir });
   // Demonstrations are encoded with the policy's own tokenizer and template.
-  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), { runDir, seed: config.run.seed });
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(policyOptions(config.engine), { runDir, seed: config.run.seed, rootDir: config.rootDir });
   if (!trainer.supervisedStep) throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `trainer "${trainer.name}" has no supervised step`);
   io.err(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
   const played = await evaluate({
@@ -53,10 +73,14 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const rng = new Rng(config.run.seed);
   for (let s = 1; s <= steps; s++) {
     const batch = Array.from({ length: Math.min(batchSize, trees.length) }, () => trees[rng.int(0, trees.length - 1)]!);
-    const { loss, tokens } = await trainer.supervisedStep(batch);
+    // Cosine decay to a tenth of the learning rate over the run (after the trainer's warm-up).
+    const lrScale = 0.1 + 0.45 * (1 + Math.cos(Math.PI * (s - 1) / steps));
+    const { loss, tokens } = await trainer.supervisedStep(batch, { lrScale });
     if (s === 1 || s % 10 === 0 || s === steps) io.out(`step ${s}/${steps}  loss ${loss.toFixed(4)}  tokens ${tokens}\n`);
+    // Long cold starts save as they go (atomically), so a crash loses at most `saveEvery` steps.
+    if (saveEvery > 0 && s % saveEvery === 0 && s !== steps) await saveAtomically(trainer, out);
   }
-  await trainer.save(out);
+  await saveAtomically(trainer, out);
   await kernel.dispose();
   io.out(`checkpoint: ${out}\n`);
 }
