@@ -32,6 +32,12 @@ export interface TrainMetrics {
 }
 
 /** Trains the policy; registered by trainer plugins (embedded, remote, ...). */
+/** Per-step settings of a supervised step (the sft loop owns its schedule). */
+export interface SupervisedStepOptions {
+  /** Learning rate of this step instead of the trainer's configured one (warm-up still applies). */
+  lr?: number;
+}
+
 export interface Trainer {
   readonly name: string;
   step(batch: TrainerBatch): Promise<TrainMetrics>;
@@ -41,7 +47,7 @@ export interface Trainer {
   /** Value estimates V(s_t) per generated token, for trainers with a value head (PPO). */
   values?(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   /** One supervised step (cross-entropy on every kept generated token, shared prefixes once): the cold start. */
-  supervisedStep?(trees: readonly RolloutTree[], options?: { lrScale?: number }): Promise<{ loss: number; tokens: number }>;
+  supervisedStep?(trees: readonly RolloutTree[], options?: SupervisedStepOptions): Promise<{ loss: number; tokens: number }>;
   save(dir: string): Promise<void>;
   /**
    * Restore a checkpoint. A run's own checkpoint restores everything (weights, optimiser, step

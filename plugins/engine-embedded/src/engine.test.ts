@@ -115,7 +115,7 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     expect(metrics!.tokens).toBeGreaterThan(0);
   });
 
-  it('a weights-only load starts the optimiser fresh (a model to start from); a full load resumes it; lrScale scales the step', async () => {
+  it('a weights-only load starts the optimiser fresh (a model to start from); a full load resumes it; a per-step lr replaces the configured one', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 9);
     const trainer = new EmbeddedTrainer(policy, { ...opt, lr: 3e-3 });
     const reply = chatTemplate.renderReply([{ type: 'text', text: 'abc' }]);
@@ -135,9 +135,9 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     expect(Array.from(other.model.params.get('tok_emb')!)).toEqual(Array.from(policy.model.params.get('tok_emb')!));
     await started.save(dir);
     expect(meta()).toMatchObject({ step: 0, policyVersion: 0 });
-    // lrScale 0: the step changes nothing.
+    // lr 0 for this step: nothing changes.
     const before = Array.from(other.model.params.get('tok_emb')!);
-    await started.supervisedStep([tree], { lrScale: 0 });
+    await started.supervisedStep([tree], { lr: 0 });
     expect(Array.from(other.model.params.get('tok_emb')!)).toEqual(before);
   });
 });

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packTree, policyLoss, valueLoss, type RolloutTree, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { packTree, policyLoss, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { loadSafetensors, saveSafetensors } from './safetensors';
@@ -142,7 +142,7 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   /** Cross-entropy on the generated tokens of trees (supervised cold start); returns the mean loss. */
-  async supervisedStep(trees: readonly RolloutTree[], options: { lrScale?: number } = {}): Promise<{ loss: number; tokens: number; gradNorm: number }> {
+  async supervisedStep(trees: readonly RolloutTree[], options: SupervisedStepOptions = {}): Promise<{ loss: number; tokens: number; gradNorm: number }> {
     const model = this.policy.model;
     const V = this.policy.config.vocabSize;
     const grads = zerosLike(model.params);
@@ -166,22 +166,22 @@ export class EmbeddedTrainer implements Trainer {
       }
       model.backward(fwd, dlogits, grads);
     }
-    const gradNorm = this.update(grads, options.lrScale);
+    const gradNorm = this.update(grads, options.lr);
     this.policy.version++;
     return { loss, tokens: total, gradNorm };
   }
 
-  private lr(): number {
-    return this.opt.lr * Math.min(1, (this.t + 1) / Math.max(1, this.opt.warmupSteps));
+  private lr(base = this.opt.lr): number {
+    return base * Math.min(1, (this.t + 1) / Math.max(1, this.opt.warmupSteps));
   }
 
   /** Clip the global norm, then one AdamW step. Returns the norm before clipping. */
-  private update(grads: Params, lrScale = 1): number {
+  private update(grads: Params, baseLr = this.opt.lr): number {
     let sq = 0;
     for (const g of grads.values()) for (let i = 0; i < g.length; i++) sq += g[i]! * g[i]!;
     const norm = Math.sqrt(sq);
     const scale = this.opt.gradClip > 0 && norm > this.opt.gradClip ? this.opt.gradClip / norm : 1;
-    const lr = this.lr() * lrScale;
+    const lr = this.lr(baseLr);
     this.t++;
     const K = this.policy.model.kernels;
     for (const [name, p] of this.policy.model.params) {

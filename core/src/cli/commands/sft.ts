@@ -19,6 +19,7 @@ export interface SftOptions {
   out?: string;
   name?: string;
   saveEvery?: string;
+  lr?: string;
   fresh?: boolean;
 }
 
@@ -43,6 +44,8 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const steps = Number(opts.steps ?? 200);
   const batchSize = Number(opts.batch ?? 8);
   const saveEvery = Number(opts.saveEvery ?? 100);
+  const lr = Number(opts.lr ?? 1e-3);
+  if (!(lr > 0)) throw new ClawGymError(ErrorCodes.USAGE, `--lr must be a positive number, got ${JSON.stringify(opts.lr)}`);
   const out = resolve(io.cwd, opts.out ?? `${runDir}/checkpoint`);
   for (const [flag, v] of [['--demos', demos], ['--steps', steps], ['--batch', batchSize], ['--save-every', saveEvery]] as const) {
     if (!Number.isInteger(v) || v < (flag === '--save-every' ? 0 : 1)) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${flag === '--save-every' ? '' : ' of at least 1'}, got ${JSON.stringify(String(v))}`);
@@ -73,9 +76,10 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const rng = new Rng(config.run.seed);
   for (let s = 1; s <= steps; s++) {
     const batch = Array.from({ length: Math.min(batchSize, trees.length) }, () => trees[rng.int(0, trees.length - 1)]!);
-    // Cosine decay to a tenth of the learning rate over the run (after the trainer's warm-up).
-    const lrScale = 0.1 + 0.45 * (1 + Math.cos(Math.PI * (s - 1) / steps));
-    const { loss, tokens } = await trainer.supervisedStep(batch, { lrScale });
+    // --lr with cosine decay to a tenth over the run (the trainer's warm-up still applies); the
+    // config's optimiser lr stays the RL run's.
+    const stepLr = lr * (0.1 + 0.45 * (1 + Math.cos(Math.PI * (s - 1) / steps)));
+    const { loss, tokens } = await trainer.supervisedStep(batch, { lr: stepLr });
     if (s === 1 || s % 10 === 0 || s === steps) io.out(`step ${s}/${steps}  loss ${loss.toFixed(4)}  tokens ${tokens}\n`);
     // Long cold starts save as they go (atomically), so a crash loses at most `saveEvery` steps.
     if (saveEvery > 0 && s % saveEvery === 0 && s !== steps) await saveAtomically(trainer, out);

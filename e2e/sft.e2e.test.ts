@@ -1,0 +1,37 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { bubblewrapPath } from '@clawgym/core';
+import { describeIf } from '@clawgym/core/testing';
+
+const repo = resolve(__dirname, '..');
+const bin = join(repo, 'core', 'bin', 'clawgym.js');
+
+describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym sft', () => {
+  it('plays oracle demonstrations through the harness, takes supervised steps and saves a checkpoint a run starts from', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clawgym-sft-'));
+    symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
+    writeFileSync(join(dir, 'package.json'), '{"name":"sft-test","private":true}');
+    const model = "{ model: { dModel: 32, layers: 1, heads: 2, context: 256 }, checkpoint: 'ck' }";
+    writeFileSync(join(dir, 'clawgym.config.mjs'), `export default {
+  name: 'tiny', engine: { use: 'embedded', options: ${model} }, trainer: { use: 'embedded', options: ${model} },
+  harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ['vocab-write'] } }], algorithm: 'grpo',
+  run: { steps: 1, tasksPerStep: 1, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000 },
+};\n`);
+    const bad = spawnSync(process.execPath, [bin, 'sft', '--steps', '0'], { cwd: dir, encoding: 'utf8' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('--steps must be a whole number of at least 1');
+    // The config names a checkpoint that does not exist yet: --fresh makes it from random weights.
+    const r = spawnSync(process.execPath, [bin, 'sft', '--fresh', '--demos', '4', '--steps', '3', '--batch', '2', '--save-every', '2', '--out', 'ck'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(r.stderr).toContain('4 demonstrations (of 4 rollouts)');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/step 3\/3 {2}loss \d+\.\d+/);
+    expect(existsSync(join(dir, 'ck', 'model.safetensors'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, 'ck', 'config.json'), 'utf8')).step).toBe(3);
+    // A run starts from it (weights only: the run's optimiser starts at step 0).
+    const run = spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(run.status).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'runs', 'tiny', 'checkpoint', 'config.json'), 'utf8')).step).toBe(1);
+  }, 300_000);
+});
