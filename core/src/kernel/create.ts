@@ -11,6 +11,17 @@ export type SlotRef = string | { use: string; options: Record<string, unknown> }
 /** The options a slot gives its provider (none for a bare name). */
 export const slotOptions = (slot: SlotRef): Record<string, unknown> => (typeof slot === 'string' ? {} : slot.options);
 
+const slotName = (slot: SlotRef) => (typeof slot === 'string' ? slot : slot.use);
+/**
+ * The trainer slot's options. A trainer named like the engine with no options of its own
+ * (`engine: { use: 'embedded', options }, trainer: 'embedded'`) shares the engine's: they are one
+ * model, so its shape and checkpoint are written once.
+ */
+export function trainerOptions(config: Pick<ResolvedConfig, 'engine' | 'trainer'>): Record<string, unknown> {
+  const own = slotOptions(config.trainer as SlotRef);
+  return Object.keys(own).length === 0 && slotName(config.trainer as SlotRef) === slotName(config.engine as SlotRef) ? slotOptions(config.engine as SlotRef) : own;
+}
+
 /** Load one plugin reference from the config (object, name or `[name, options]`) into the kernel. */
 export async function usePluginRef(kernel: Kernel, ref: ResolvedConfig['plugins'][number], kind?: PluginKind): Promise<void> {
   if (isPlugin(ref)) {

@@ -9,7 +9,7 @@ import type { ResolvedConfig } from '../config/schema';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { evaluate } from '../eval/evaluate';
 import { writeReport } from '../report/report';
-import { createKernel, provider, slotOptions } from '../kernel/create';
+import { createKernel, provider, slotOptions, trainerOptions } from '../kernel/create';
 import { ServingProxy } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RolloutJob } from '../rollout/runner';
@@ -68,7 +68,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
 
   const seed = config.run.seed;
   const engine: Engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), { runDir, seed, rootDir: config.rootDir });
-  const trainer: Trainer = await (await provider(kernel, 'trainer', config.trainer)).create(slotOptions(config.trainer), { runDir, seed, rootDir: config.rootDir });
+  const trainer: Trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), { runDir, seed, rootDir: config.rootDir });
   const checkpoint = join(runDir, 'checkpoint');
   if (state.step > 0) await trainer.load(checkpoint);
   const sandboxes = await provider(kernel, 'sandbox', config.sandbox);

@@ -64,9 +64,14 @@ export default definePlugin({
     // One policy per run directory, shared by the engine and the trainer created for it.
     const policies = new Map<string, { policy: SharedPolicy; trainer?: EmbeddedTrainer; options: z.output<typeof EmbeddedOptions> }>();
     const policyFor = async (raw: Record<string, unknown>, ctx: ProviderContext) => {
-      const existing = policies.get(ctx.runDir);
-      if (existing) return existing;
       const options = parseWithSchema(EmbeddedOptions, raw, 'options of the embedded engine/trainer');
+      const existing = policies.get(ctx.runDir);
+      if (existing) {
+        if (JSON.stringify(existing.options) !== JSON.stringify(options)) {
+          throw new Error('the embedded engine and trainer of one run share their weights, but were given different options; give them once, on the engine (`trainer: \'embedded\'` then uses the engine\'s)');
+        }
+        return existing;
+      }
       const { tokenizer } = byteChatMl();
       const m = options.model;
       if (m.dModel % m.heads !== 0) throw new Error(`model.dModel (${m.dModel}) must be divisible by model.heads (${m.heads})`);

@@ -1,4 +1,4 @@
-import { byteChatMl } from '@clawgym/core';
+import { byteChatMl, trainerOptions } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import gpujs from '@clawgym/kernels-gpujs';
 import embedded from './index';
@@ -24,5 +24,17 @@ describe('engine-embedded plugin', () => {
   it('says which kernels exist when the config names an unknown one', async () => {
     const kernel = await createTestKernel({ plugins: [embedded()] });
     await expect(kernel.registry.get('engine', 'embedded').create(options('fpga'), { runDir: '/tmp/x-fpga', seed: 1 })).rejects.toThrow(/no kernels named "fpga"/);
+  });
+
+  it('the trainer shares the engine\'s options when it names the same provider without its own; different options are refused', async () => {
+    const engine = { use: 'embedded', options: options('cpu') };
+    expect(trainerOptions({ engine, trainer: 'embedded' })).toEqual(options('cpu'));
+    expect(trainerOptions({ engine, trainer: { use: 'embedded', options: { kernels: 'gpujs' } } })).toEqual({ kernels: 'gpujs' });
+    expect(trainerOptions({ engine: 'vllm', trainer: 'embedded' })).toEqual({});
+    const kernel = await createTestKernel({ plugins: [embedded()] });
+    const ctx = { runDir: '/tmp/x-shared', seed: 1 };
+    await kernel.registry.get('engine', 'embedded').create(options('cpu'), ctx);
+    await expect(kernel.registry.get('trainer', 'embedded').create({}, ctx)).rejects.toThrow(/share their weights, but were given different options/);
+    await expect(kernel.registry.get('trainer', 'embedded').create(options('cpu'), ctx)).resolves.toBeDefined();
   });
 });

@@ -4,7 +4,7 @@ import { loadConfig } from '../../config/load';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { evaluate } from '../../eval/evaluate';
 import { oracleEngine } from '../../eval/oracle';
-import { createKernel, provider, slotOptions, type SlotRef } from '../../kernel/create';
+import { createKernel, provider, slotOptions, trainerOptions, type SlotRef } from '../../kernel/create';
 import { buildTree } from '../../tree/builder';
 import { applyFilters } from '../../tree/filters';
 import { Rng } from '../../util/rng';
@@ -51,8 +51,7 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
     if (!Number.isInteger(v) || v < (flag === '--save-every' ? 0 : 1)) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${flag === '--save-every' ? '' : ' of at least 1'}, got ${JSON.stringify(String(v))}`);
   }
   // --fresh: start from random weights even when the config names a checkpoint (to remake it).
-  const policyOptions = (slot: SlotRef) => {
-    const o = slotOptions(slot);
+  const policyOptions = (o: Record<string, unknown>) => {
     if (!opts.fresh) return o;
     const { checkpoint: _dropped, ...rest } = o as Record<string, unknown>;
     return rest;
@@ -60,9 +59,9 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const tasks: Task[] = [];
   for (const slot of config.tasks as SlotRef[]) tasks.push(...await (await provider(kernel, 'taskSuite', slot)).tasks('train', { seed: config.run.seed, limit: demos, options: slotOptions(slot) }));
   const harnesses = await Promise.all((config.harnesses as SlotRef[]).map(async (slot) => ({ harness: await provider(kernel, 'harness', slot), options: slotOptions(slot) })));
-  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(policyOptions(config.trainer), { runDir, seed: config.run.seed, rootDir: config.rootDir });
+  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(policyOptions(trainerOptions(config)), { runDir, seed: config.run.seed, rootDir: config.rootDir });
   // Demonstrations are encoded with the policy's own tokenizer and template.
-  const engine = await (await provider(kernel, 'engine', config.engine)).create(policyOptions(config.engine), { runDir, seed: config.run.seed, rootDir: config.rootDir });
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(policyOptions(slotOptions(config.engine)), { runDir, seed: config.run.seed, rootDir: config.rootDir });
   if (!trainer.supervisedStep) throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `trainer "${trainer.name}" has no supervised step`);
   io.err(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
   const played = await evaluate({
