@@ -204,7 +204,10 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   async load(dir: string, options: { weightsOnly?: boolean } = {}): Promise<void> {
-    const meta = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as { model: ModelConfig; step: number; policyVersion: number };
+    const metaText = await readFile(join(dir, 'config.json'), 'utf8').catch(() => {
+      throw new Error(`no checkpoint at ${dir} (expected config.json and model.safetensors there); make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option`);
+    });
+    const meta = JSON.parse(metaText) as { model: ModelConfig; step: number; policyVersion: number };
     const { tensors } = await loadSafetensors(join(dir, 'model.safetensors'));
     for (const [name, p] of this.policy.model.params) {
       const t = tensors.get(name);
