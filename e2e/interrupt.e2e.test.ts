@@ -1,9 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bubblewrapPath } from '@clawgym/core';
 import { describeIf } from '@clawgym/core/testing';
+
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 const repo = resolve(__dirname, '..');
 const script = join(__dirname, 'fixtures', 'interruptible-run.js');
@@ -17,7 +21,7 @@ function markedProcesses(runId: string): number[] {
 }
 
 function start(runId: string) {
-  const runDir = mkdtempSync(join(tmpdir(), 'interrupt-run-'));
+  const runDir = tmp('interrupt-run-');
   const child = spawn(process.execPath, [script, runId, runDir], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });

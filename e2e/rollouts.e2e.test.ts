@@ -49,9 +49,13 @@ describeIf(missing, 'real rollouts: Claude Code and OpenClaw in bubblewrap, agen
     docker = dockerSandboxProvider({ socketPath: dockerd.socketPath, image });
   }, 240_000);
   afterAll(async () => {
-    await p?.close();
-    await dockerd?.stop();
-    await rm(dirname(socketPath), { recursive: true, force: true });
+    try {
+      await p?.close();
+      await dockerd?.stop();
+    } finally {
+      // Only once made: dirname('') is '.', the repository.
+      if (socketPath) await rm(dirname(socketPath), { recursive: true, force: true });
+    }
   });
 
   const runAll = async (sandboxes: SandboxProvider, harness: Harness, prefix: string, n: number, options: Record<string, unknown>, readOnlyPaths: string[], timeoutMs: number) => {

@@ -1,16 +1,20 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bubblewrapPath } from '@clawgym/core';
 import { describeIf } from '@clawgym/core/testing';
+
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 const repo = resolve(__dirname, '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 
 /** A tiny but real training run: embedded model, agentloop, built-in write tasks, GRPO. */
 function project(steps: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'clawgym-run-'));
+  const dir = tmp('clawgym-run-');
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"name":"run-test","private":true}');
   writeFileSync(join(dir, 'clawgym.config.mjs'), `const model = { model: { dModel: 32, layers: 1, heads: 2, context: 384 } };

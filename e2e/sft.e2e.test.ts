@@ -1,16 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bubblewrapPath } from '@clawgym/core';
 import { describeIf } from '@clawgym/core/testing';
+
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 const repo = resolve(__dirname, '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 
 describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym sft', () => {
   it('plays oracle demonstrations through the harness, takes supervised steps and saves a checkpoint a run starts from', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'clawgym-sft-'));
+    const dir = tmp('clawgym-sft-');
     symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
     writeFileSync(join(dir, 'package.json'), '{"name":"sft-test","private":true}');
     const model = "{ model: { dModel: 32, layers: 1, heads: 2, context: 256 }, checkpoint: 'ck' }";

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from './main';
@@ -8,8 +8,12 @@ import { main } from './main';
 const bin = resolve(__dirname, '../../bin/clawgym.js');
 
 describe('clawgym serve (built CLI) and clawgym inspect', () => {
+  const dirs: string[] = [];
+  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
   it('prints per-session URLs and keys a client can use, records calls, stops cleanly on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'clawgym-serve-'));
+    dirs.push(dir);
     writeFileSync(join(dir, 'clawgym.config.mjs'), `export default { run: { outDir: ${JSON.stringify(join(dir, 'runs'))} } };\n`);
     writeFileSync(join(dir, 'package.json'), '{"name":"serve-test","private":true}');
     const child = spawn(process.execPath, [bin, 'serve', '--engine', 'scripted', '--port', '0', '--name', 'by-hand'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });

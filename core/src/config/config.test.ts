@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { loadConfig, resolveConfig } from './load';
 import { ErrorCodes } from '../errors';
@@ -8,6 +8,10 @@ import { createKernel } from '../kernel/create';
 const fixtures = join(__dirname, '__fixtures__');
 
 describe('config loading', () => {
+  const dirs: string[] = [];
+  const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
   it('loads a .ts config that imports relative .ts modules (inside jest)', async () => {
     const config = loadConfig({ cwd: join(fixtures, 'ts-relative') });
     expect(config.name).toBe('ts-relative');
@@ -44,13 +48,13 @@ describe('config loading', () => {
   });
 
   it('says when no config exists, and how to make one', () => {
-    const empty = mkdtempSync(join(tmpdir(), 'clawgym-noconfig-'));
+    const empty = tmp('clawgym-noconfig-');
     writeFileSync(join(empty, 'package.json'), '{"name":"x"}');
     expect(() => loadConfig({ cwd: empty })).toThrow(expect.objectContaining({ code: ErrorCodes.CONFIG_NOT_FOUND }));
   });
 
   it('reports a config that fails to evaluate with the cause', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'clawgym-badconfig-'));
+    const dir = tmp('clawgym-badconfig-');
     writeFileSync(join(dir, 'clawgym.config.ts'), "import './missing-module';\nexport default {};\n");
     expect(() => loadConfig({ cwd: dir })).toThrow(/could not load the config: .*missing-module/);
   });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load';
@@ -16,7 +16,10 @@ function fakePackage(root: string, name: string, provides: string, extra: Record
   } });`);
 }
 
-const project = () => mkdtempSync(join(tmpdir(), 'clawgym-resolve-'));
+const projects: string[] = [];
+const project = () => { const d = mkdtempSync(join(tmpdir(), 'clawgym-resolve-')); projects.push(d); return d; };
+// rmSync does not follow symlinks: the linked example plugin is left alone.
+afterAll(() => { for (const d of projects) rmSync(d, { recursive: true, force: true }); });
 
 describe('plugin name expansion', () => {
   it('expands a short name by kind, then the community prefix', () => {

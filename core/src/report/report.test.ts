@@ -1,14 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeIf } from '../testing';
 import { chartsOf } from './html';
 import { writeReport } from './report';
 
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
 /** Metrics as clawgym run writes them: two harnesses, evals at 0, 2 and 4. */
 function runDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'report-'));
+  const dir = tmp('report-');
   const lines: object[] = [];
   for (const step of [0, 2, 4]) lines.push({ kind: 'eval', step, time: 0, values: { pass1: step / 10, 'pass1/agentloop/all': step / 10, 'pass1/agentloop/write': step / 8 } });
   for (let step = 1; step <= 4; step++) {
@@ -45,7 +49,7 @@ const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => 
 describeIf(chromium ? undefined : 'Chromium is not installed (apt-get install chromium)', 'run report in headless Chromium', () => {
   it('draws every chart', async () => {
     const file = await writeReport(runDir());
-    const profile = mkdtempSync(join(tmpdir(), 'chromium-'));
+    const profile = tmp('chromium-');
     const r = spawnSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, '--dump-dom', `file://${file}`], { encoding: 'utf8', timeout: 60_000 });
     expect(r.stdout).toContain('data-charts-drawn="5"');

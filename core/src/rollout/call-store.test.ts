@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, appendFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, appendFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelCallRecord } from '../contracts/records';
@@ -10,8 +10,12 @@ const rec = (callIndex: number, promptIds: number[], origin: ModelCallRecord['or
 });
 
 describe('CallStore', () => {
+  const dirs: string[] = [];
+  const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
   it('stores reuse records as tails and reads back the full prompts, in order', async () => {
-    const store = new CallStore(mkdtempSync(join(tmpdir(), 'calls-')));
+    const store = new CallStore(tmp('calls-'));
     const a = rec(0, [1, 2, 3], { kind: 'fork', reason: 'first call of the session' });
     const b = rec(1, [1, 2, 3, 9, 9, 4, 5], { kind: 'reuse', parentCall: 0, reusedTokens: 5 });
     const c = rec(2, [1, 2, 3, 9, 9, 4, 5], { kind: 'retry', of: 1 }, [7]);
@@ -25,7 +29,7 @@ describe('CallStore', () => {
   });
 
   it('survives a line cut by a crash, and names a record whose parent is missing', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'calls-'));
+    const dir = tmp('calls-');
     const store = new CallStore(dir);
     await store.append(rec(0, [1], { kind: 'fork', reason: 'first call of the session' }));
     await store.close('ro-1');

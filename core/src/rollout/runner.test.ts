@@ -1,7 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Harness } from '../contracts/harness';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { Task } from '../contracts/task';
@@ -58,7 +58,10 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     socketPath = join(mkdtempSync(join(tmpdir(), 'runner-sock-')), 'proxy.sock');
     await p.proxy.listenUnix(socketPath);
   });
-  afterAll(async () => { await p.close(); });
+  afterAll(async () => {
+    await p.close();
+    if (socketPath) rmSync(dirname(socketPath), { recursive: true, force: true });
+  });
 
   const runner = (sandboxes: SandboxProvider = netnsSandboxProvider(), extra = {}) => new RolloutRunner({
     runId: 'test', proxy: p.proxy, socketPath, sandboxes, concurrency: 3, timeoutMs: 8000, infraRetries: 1, ...extra,

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Harness, HarnessRunResult } from '../contracts/harness';
 import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox } from '../contracts/sandbox';
@@ -13,6 +14,7 @@ import { startScriptedProxy } from './scripted-proxy';
  * serving proxy (reached only through a Unix socket), the harness in a sandbox whose only
  * network is its own loopback. Returns the harness result, the recorded calls and the workspace.
  * With `CLAWGYM_E2E_RUNS=<dir>` the records are kept there for `clawgym inspect <dir>`.
+ * `close()` stops the proxy, destroys the sandbox and removes the temp folders; call it when done.
  */
 export async function runHarnessOnce(opts: {
   harness: Harness;
@@ -27,17 +29,30 @@ export async function runHarnessOnce(opts: {
   const rolloutId = opts.rolloutId ?? opts.harness.name;
   let workspace = '';
   const p = await startScriptedProxy((ctx) => opts.script({ ...ctx, workspace }), { runDir: opts.runDir ?? process.env.CLAWGYM_E2E_RUNS });
-  const socketPath = join(mkdtempSync(join(tmpdir(), 'clawgym-sock-')), 'proxy.sock');
-  await p.proxy.listenUnix(socketPath);
-  const session = p.proxy.openSession(rolloutId);
-  const sandbox = await createNetnsSandbox({ runId: 'e2e', rolloutId, limits: {}, modelEndpoint: { socketPath, url: session.baseUrl } });
-  workspace = sandbox.workspacePath;
-  const result = await opts.harness.run({
-    sandbox, instruction: opts.instruction, timeoutMs: opts.timeoutMs, signal: new AbortController().signal,
-    endpoint: { baseUrl: sandbox.modelBaseUrl, apiKey: session.apiKey, model: 'clawgym-policy' },
-    options: opts.options ?? {},
-  });
-  await p.proxy.closeSession(rolloutId);
-  const records = await p.store.read(rolloutId);
-  return { result, records, sandbox, close: async () => { await p.close(); await sandbox.destroy(); } };
+  const socketDir = mkdtempSync(join(tmpdir(), 'clawgym-sock-'));
+  const socketPath = join(socketDir, 'proxy.sock');
+  let sandbox: Sandbox | undefined;
+  const close = async () => {
+    await p.close();
+    await sandbox?.destroy();
+    await rm(socketDir, { recursive: true, force: true });
+  };
+  try {
+    await p.proxy.listenUnix(socketPath);
+    const session = p.proxy.openSession(rolloutId);
+    sandbox = await createNetnsSandbox({ runId: 'e2e', rolloutId, limits: {}, modelEndpoint: { socketPath, url: session.baseUrl } });
+    workspace = sandbox.workspacePath;
+    const result = await opts.harness.run({
+      sandbox, instruction: opts.instruction, timeoutMs: opts.timeoutMs, signal: new AbortController().signal,
+      endpoint: { baseUrl: sandbox.modelBaseUrl, apiKey: session.apiKey, model: 'clawgym-policy' },
+      options: opts.options ?? {},
+    });
+    await p.proxy.closeSession(rolloutId);
+    const records = await p.store.read(rolloutId);
+    return { result, records, sandbox, close };
+  } catch (err) {
+    // The caller never gets `close`: clean up here.
+    await close().catch(() => undefined);
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox } from '../contracts/sandbox';
@@ -9,7 +9,10 @@ export interface RecordingSandbox extends Sandbox {
   readonly files: Map<string, string>;
 }
 
-/** Make a {@link RecordingSandbox}; `respond` decides each exec's result (default: exit 0). */
+/**
+ * Make a {@link RecordingSandbox}; `respond` decides each exec's result (default: exit 0).
+ * Its `workspaceHostPath` is a real temp folder: `destroy()` removes it, so call it when done.
+ */
 export function recordingSandbox(respond: (argv: string[]) => Partial<ExecResult> = () => ({})): RecordingSandbox {
   const host = mkdtempSync(join(tmpdir(), 'clawgym-recording-'));
   const execs: RecordingSandbox['execs'] = [];
@@ -29,6 +32,6 @@ export function recordingSandbox(respond: (argv: string[]) => Partial<ExecResult
     async writeFile(path, data) { files.set(path, data.toString()); },
     async copyIn() {},
     async copyOut() {},
-    async destroy() {},
+    async destroy() { rmSync(host, { recursive: true, force: true }); },
   };
 }

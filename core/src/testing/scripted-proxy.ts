@@ -23,8 +23,11 @@ export async function startScriptedProxy(script: Script, options: Partial<ProxyO
   });
   const url = await proxy.start();
   const close = async () => {
-    await proxy.stop();
-    if (!options.runDir) await rm(dir, { recursive: true, force: true });
+    try {
+      await proxy.stop();
+    } finally {
+      if (!options.runDir) await rm(dir, { recursive: true, force: true });
+    }
   };
   return { proxy, engine, store, url, dir, records, close };
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildTree, byteChatMl, cpuKernels, type ModelCallRecord } from '@clawgym/core';
@@ -26,6 +26,10 @@ const record = (out: { tokenId: number; logprob: number }[]): ModelCallRecord =>
 });
 
 describe('embedded engine and trainer', () => {
+  const dirs: string[] = [];
+  const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
   it('samples reproducibly from a seed, and its logprobs equal the trainer\'s recomputed ones', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 5);
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 5);
@@ -55,7 +59,7 @@ describe('embedded engine and trainer', () => {
   it('round-trips a checkpoint: a fresh process loads it and gives identical logits; the file is plain safetensors', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 7);
     const trainer = new EmbeddedTrainer(policy, opt);
-    const dir = mkdtempSync(join(tmpdir(), 'ckpt-'));
+    const dir = tmp('ckpt-');
     await trainer.save(dir);
     const here = policy.model.forward(prompt, Int32Array.from(prompt, (_, i) => i - 1), Int32Array.from(prompt, (_, i) => i)).logits;
     const script = join(dir, 'load.js');
@@ -121,7 +125,7 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     const reply = chatTemplate.renderReply([{ type: 'text', text: 'abc' }]);
     const tree = buildTree([record(reply.map((tokenId) => ({ tokenId, logprob: 0 })))], { rolloutId: 'a', taskId: 't', category: 'c', harness: 'h', outcome: 'ok', reward: 1 }, { messageEndId: tokenizer.special('<|im_end|>') });
     for (let i = 0; i < 3; i++) await trainer.supervisedStep([tree]);
-    const dir = mkdtempSync(join(tmpdir(), 'ckpt-'));
+    const dir = tmp('ckpt-');
     await trainer.save(dir);
     const meta = () => JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { step: number; policyVersion: number };
     expect(meta()).toMatchObject({ step: 3, policyVersion: 3 });

@@ -39,11 +39,17 @@ describeIf(ns.ok ? undefined : ns.reason, 'agentloop through the proxy (e2e)', (
       harness: agentLoopHarness, options: { maxTurns: 2 }, instruction: 'loop', timeoutMs: 30_000,
       script: () => ({ toolCalls: [{ name: 'list_files', arguments: {} }] }),
     });
-    expect(looping.result.exitCode).toBe(2);
-    await looping.close();
+    try {
+      expect(looping.result.exitCode).toBe(2);
+    } finally {
+      await looping.close();
+    }
     const failing = await runHarnessOnce({ harness: agentLoopHarness, instruction: 'x', timeoutMs: 30_000, script: () => ({ failBefore: 'down' }) });
-    expect(failing.result.exitCode).toBe(1);
-    expect(failing.result.logTail).toContain('model endpoint answered 500');
-    await failing.close();
+    try {
+      expect(failing.result.exitCode).toBe(1);
+      expect(failing.result.logTail).toContain('model endpoint answered 500');
+    } finally {
+      await failing.close();
+    }
   }, 60_000);
 });

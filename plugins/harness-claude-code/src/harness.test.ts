@@ -1,8 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWireRequest } from '@clawgym/core';
-import { recordingSandbox, createTestKernel } from '@clawgym/core/testing';
+import { recordingSandbox as makeRecordingSandbox, createTestKernel, type RecordingSandbox } from '@clawgym/core/testing';
 import claudeCode, { claudeCodeHarness } from './index';
+
+// Each recording sandbox has a temp folder; destroy them all at the end.
+const sandboxes: RecordingSandbox[] = [];
+const recordingSandbox = (...args: Parameters<typeof makeRecordingSandbox>) => { const sb = makeRecordingSandbox(...args); sandboxes.push(sb); return sb; };
+afterAll(async () => { for (const sb of sandboxes) await sb.destroy(); });
 
 const endpoint = { baseUrl: 'http://127.0.0.1:4000/s/r-1', apiKey: 'sk-secret', model: 'policy' };
 

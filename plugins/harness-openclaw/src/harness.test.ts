@@ -1,5 +1,10 @@
-import { recordingSandbox, createTestKernel } from '@clawgym/core/testing';
+import { recordingSandbox as makeRecordingSandbox, createTestKernel, type RecordingSandbox } from '@clawgym/core/testing';
 import openclaw from './index';
+
+// Each recording sandbox has a temp folder; destroy them all at the end.
+const sandboxes: RecordingSandbox[] = [];
+const recordingSandbox = (...args: Parameters<typeof makeRecordingSandbox>) => { const sb = makeRecordingSandbox(...args); sandboxes.push(sb); return sb; };
+afterAll(async () => { for (const sb of sandboxes) await sb.destroy(); });
 
 const endpoint = { baseUrl: 'http://127.0.0.1:4000/s/r-2', apiKey: 'sk-oc', model: 'policy' };
 

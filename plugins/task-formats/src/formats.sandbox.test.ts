@@ -17,25 +17,30 @@ const NETNS_RUN = resolve(__dirname, '..', '..', '..', 'core', 'dist', 'sandbox'
 const missing = existsSync(NETNS_RUN) ? undefined : `the local sandbox needs the built core (${NETNS_RUN}): run npm run build`;
 
 describeIf(missing, `script verifiers in a real sandbox (${bubblewrapPath() ? 'bubblewrap' : 'local fallback'})`, () => {
-  const root = mkdtempSync(join(tmpdir(), 'formats-sandboxes-'));
-  const sockDir = mkdtempSync(join(tmpdir(), 'formats-sock-'));
-  const socketPath = join(sockDir, 'model.sock');
+  // Made in beforeAll, not here: a skipped describe still runs this body but never its afterAll.
+  let root: string;
+  let sockDir: string;
+  let socketPath: string;
   const warnings: string[] = [];
-  const provider = localSandboxProvider({ root, log: (m) => warnings.push(m) });
+  let provider: ReturnType<typeof localSandboxProvider>;
   let server: Server;
   let n = 0;
   const open: Sandbox[] = [];
 
   beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'formats-sandboxes-'));
+    sockDir = mkdtempSync(join(tmpdir(), 'formats-sock-'));
+    socketPath = join(sockDir, 'model.sock');
+    provider = localSandboxProvider({ root, log: (m) => warnings.push(m) });
     // Nothing calls the model here; the sandbox only needs a socket to bind.
     server = createServer((c) => c.destroy());
     await new Promise<void>((r) => server.listen(socketPath, r));
   });
   afterAll(async () => {
     for (const sb of open) await sb.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-    await rm(root, { recursive: true, force: true });
-    await rm(sockDir, { recursive: true, force: true });
+    if (server) await new Promise<void>((r) => server.close(() => r()));
+    if (root) await rm(root, { recursive: true, force: true });
+    if (sockDir) await rm(sockDir, { recursive: true, force: true });
   });
 
   async function prepared(task: Task) {

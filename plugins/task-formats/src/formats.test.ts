@@ -1,12 +1,18 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, isClawGymError, oracleOf } from '@clawgym/core';
-import { createTestKernel, recordingSandbox } from '@clawgym/core/testing';
+import { createTestKernel, recordingSandbox, type RecordingSandbox } from '@clawgym/core/testing';
 import taskFormats, { clawgymBench, harbor, loadClawGymBench, loadHarbor, parseHarborToml, parseRewardJson, parseScore, rewriteHarborPaths } from './index';
 
 const FIX = join(__dirname, '__fixtures__');
-const workspace = () => fsWorkspace(mkdtempSync(join(tmpdir(), 'formats-')));
+const dirs: string[] = [];
+const sandboxes: RecordingSandbox[] = [];
+const workspace = () => { const d = mkdtempSync(join(tmpdir(), 'formats-')); dirs.push(d); return fsWorkspace(d); };
+afterAll(async () => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const sb of sandboxes) await sb.destroy();
+});
 
 describe('Harbor loader', () => {
   it('reads instruction, task.toml metadata and timeouts, and the oracle', async () => {
@@ -64,6 +70,7 @@ describe('script verifiers', () => {
 
   it('copy the tests in at verify time, under HOME, and run them from the workspace with REWARD_DIR', async () => {
     const sb = recordingSandbox((argv) => (argv[0] === 'cat' && argv[2]!.endsWith('/logs/verifier/reward.txt') ? { stdout: '1\n' } : argv[0] === 'cat' ? { exitCode: 1 } : {}));
+    sandboxes.push(sb);
     const copies: string[][] = [];
     sb.copyIn = async (host, inside) => { copies.push([host, inside]); };
     const [greet] = await loadHarbor(join(FIX, 'harbor'));

@@ -1,8 +1,12 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, oracleOf } from '@clawgym/core';
 import { imageSizesTask, solidPng } from './image-task';
+
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 describe('image sizes task', () => {
   it('writes real PNGs and verifies the sizes: oracle passes; swapped dimensions, a missing row and no file fail', async () => {
@@ -10,7 +14,7 @@ describe('image sizes task', () => {
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([3, 2]);
     const task = imageSizesTask(42);
-    const ws = fsWorkspace(mkdtempSync(join(tmpdir(), 'img-')));
+    const ws = fsWorkspace(tmp('img-'));
     await task.setup(ws);
     expect((await task.verify(ws)).details).toBe('sizes.csv was not written');
     const good = String((await oracleOf(task))![0]!.toolCalls[0]!.arguments.content);

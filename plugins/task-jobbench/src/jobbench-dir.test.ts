@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,10 @@ import { join } from 'node:path';
 import { fsWorkspace, isClawGymError, type Task, type Workspace } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import jobbench, { buildDocx, jobbenchDir, loadJobBench, parseRubrics, type JudgeEndpoint } from './index';
+
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 const ROOT = join(__dirname, '__fixtures__', 'jobbench');
 
@@ -34,7 +38,7 @@ async function startJudge(reply: (user: string) => { status?: number; content: s
 const stop = (s: Server) => new Promise<void>((r) => s.close(() => r()));
 
 async function prepared(task: Task): Promise<Workspace> {
-  const ws = fsWorkspace(mkdtempSync(join(tmpdir(), 'jobbench-dir-')));
+  const ws = fsWorkspace(tmp('jobbench-dir-'));
   await task.setup(ws);
   return ws;
 }
@@ -60,7 +64,7 @@ describe('JobBench on-disk loader', () => {
   });
 
   it('fails clearly on a folder without tasks', async () => {
-    await expect(loadJobBench(mkdtempSync(join(tmpdir(), 'empty-')))).rejects.toMatchObject({ code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining('no JobBench tasks') });
+    await expect(loadJobBench(tmp('empty-'))).rejects.toMatchObject({ code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining('no JobBench tasks') });
   });
 
   it('splits by listed ids and is registered per folder by the plugin', async () => {

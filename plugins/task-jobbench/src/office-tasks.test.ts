@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,8 +8,12 @@ import { fsWorkspace, type Task, type Workspace } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import jobbench, { insertRowsTask, loadXlsx, memoTask, ordersPerCustomerTask, parseCsv, regionTotalsTask, xlsxBytes } from './index';
 
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
 async function prepared(task: Task): Promise<Workspace> {
-  const ws = fsWorkspace(mkdtempSync(join(tmpdir(), 'jobbench-office-')));
+  const ws = fsWorkspace(tmp('jobbench-office-'));
   await task.setup(ws);
   return ws;
 }

@@ -1,11 +1,15 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, type Task } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import jobbench, { parseCsv } from './index';
 
-const workspace = () => fsWorkspace(mkdtempSync(join(tmpdir(), 'jobbench-')));
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+const workspace = () => fsWorkspace(tmp('jobbench-'));
 
 async function prepared(task: Task) {
   const ws = workspace();

@@ -1,15 +1,19 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, type Task } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import officeqa, { loadOfficeQa, officeqaDir, parseCsvRecords, parseSourceFiles } from './index';
 
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
 const DIR = join(__dirname, '__fixtures__', 'officeqa');
 const SOURCE = { csv: join(DIR, 'officeqa.csv'), corpus: join(DIR, 'corpus') };
 
 async function prepared(task: Task) {
-  const ws = fsWorkspace(mkdtempSync(join(tmpdir(), 'officeqa-loader-')));
+  const ws = fsWorkspace(tmp('officeqa-loader-'));
   await task.setup(ws);
   return ws;
 }
@@ -62,7 +66,7 @@ describe('OfficeQA loader', () => {
   });
 
   it('fails clearly on missing source files and missing columns', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'officeqa-bad-'));
+    const dir = tmp('officeqa-bad-');
     writeFileSync(join(dir, 'q.csv'), 'uid,question,answer,source_docs,source_files,difficulty\nU1,Q?,1,,nowhere.txt,easy\n');
     await expect(loadOfficeQa({ csv: join(dir, 'q.csv'), corpus: SOURCE.corpus })).rejects.toMatchObject({
       code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining('U1: nowhere.txt'),

@@ -1,16 +1,20 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import officeqa from './index';
 
+const dirs: string[] = [];
+const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
 describe('officeqa generated report questions', () => {
   it('hides the answer in one report of the corpus and verifies the tagged answer', async () => {
     const kernel = await createTestKernel({ plugins: [officeqa()] });
     const tasks = await kernel.registry.get('taskSuite', 'officeqa').tasks('test', { seed: 1, limit: 6 });
     for (const task of tasks) {
-      const ws = fsWorkspace(mkdtempSync(join(tmpdir(), 'officeqa-')));
+      const ws = fsWorkspace(tmp('officeqa-'));
       await task.setup(ws);
       const files = await ws.list('corpus');
       expect(files).toHaveLength(4);
