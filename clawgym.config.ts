@@ -1,17 +1,24 @@
 import { defineConfig } from '@clawgym/core';
 
+/** The embedded model: small enough to train on a 2-core laptop, as it was cold-started. */
+const model = { dModel: 64, layers: 2, heads: 4, context: 384 };
+
 /**
  * The default run (`npx clawgym run`): the embedded small transformer as engine and trainer,
- * local sandboxes, the white-box agentloop harness, the built-in task suite, GRPO.
+ * starting from the shipped cold-start checkpoint; local sandboxes; the white-box agentloop
+ * harness; the built-in copy-friendly task families (held-out word combinations); GRPO.
  * Providers named here are loaded by kind: `algorithm: 'grpo'` loads `@clawgym/algo-grpo`.
+ *
+ * The checkpoint was made from this config with
+ *   npx clawgym sft --fresh --demos 1000 --steps 3000 --batch 8 --lr 1e-3 --out checkpoints/cold-start
  */
 export default defineConfig({
   name: 'default',
-  engine: 'embedded',
+  engine: { use: 'embedded', options: { model, checkpoint: 'checkpoints/cold-start', optimizer: { lr: 1e-4 } } },
   trainer: 'embedded',
   sandbox: 'local',
   harnesses: ['agentloop'],
-  tasks: ['builtin'],
+  tasks: [{ use: 'builtin', options: { families: ['vocab-write', 'vocab-upper'] } }],
   algorithm: 'grpo',
   run: {
     steps: 20,
@@ -19,5 +26,6 @@ export default defineConfig({
     groupSize: 8,
     concurrency: 4,
     evalEvery: 5,
+    evalTasks: 100,
   },
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, oracleOf, type Task } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
-import builtin from './index';
+import builtin, { WORDS } from './index';
 
 /** Play a task's oracle on the host, as the agentloop tools would. */
 async function playOracle(task: Task, root: string) {
@@ -75,6 +75,8 @@ describe('built-in task suite', () => {
   });
 
   it('copy-friendly families: closed vocabulary, and held-out word combinations never trained on', async () => {
+    expect(new Set(WORDS).size).toBe(32);
+    expect(WORDS.every((w) => /^[a-z]{3}$/.test(w))).toBe(true);
     const families = { families: ['vocab-write', 'vocab-upper'] };
     const pairs = (tasks: Task[]) => tasks.map((t) => /(?:Create|Read) (\w+)\.txt \D*?(?:containing |to )(\w+)/.exec(t.instruction)!.slice(1).join('>'));
     const train = new Set(pairs(await suiteTasks('train', 1000, families)));

@@ -18,14 +18,16 @@ export type Split = 'train' | 'test';
 type Family = (rng: Rng, id: string, split: Split) => Task;
 
 /**
- * A closed vocabulary for the copy-friendly families. A small model learns to pick one of 32
- * known words out of an instruction long before it learns to copy arbitrary letters (see
- * MACHINE-NOTES' calibration), so these families leave room between 0% and 100% for RL to show.
+ * A closed vocabulary for the copy-friendly families: 32 words of three letters. A small model
+ * with learned positions copies from a fixed offset long before it learns to find words of any
+ * length (an induction head; see MACHINE-NOTES' calibration), and with every word the same
+ * length each instruction, and so each answer, has the same shape. These families leave room
+ * between 0% and 100% for RL to show at laptop scale.
  * Held-out tasks use word combinations no train task uses (`heldOutCombo`), so Pass@1 on the
  * test split measures generalisation to new combinations, not recall of seen tasks.
  */
 export const WORDS = ['ash', 'bay', 'cod', 'dew', 'elm', 'fig', 'gem', 'hut', 'ink', 'jam', 'kit', 'log', 'mud', 'nut', 'oak', 'pea',
-  'ram', 'sun', 'tea', 'urn', 'van', 'wax', 'yak', 'zip', 'bell', 'cake', 'dune', 'frog', 'lamp', 'moth', 'pine', 'rose'] as const;
+  'ram', 'sun', 'tea', 'urn', 'van', 'wax', 'yak', 'zip', 'bee', 'cow', 'den', 'fox', 'gum', 'hay', 'ivy', 'owl'] as const;
 /** One combination in eight of two word indices is held out for the test split. */
 const heldOutCombo = (a: number, b: number) => (a * 5 + b * 3) % 8 === 0;
 function wordPair(rng: Rng, split: Split): [string, string] {
