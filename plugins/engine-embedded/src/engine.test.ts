@@ -144,4 +144,17 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     await started.supervisedStep([tree], { lr: 0 });
     expect(Array.from(other.model.params.get('tok_emb')!)).toEqual(before);
   });
+
+  it('keeps a prompt that fits whole, cutting the output to the room left, so its logprobs still equal the trainer\'s', async () => {
+    const policy = new SharedPolicy(config, cpuKernels(), 11);
+    const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 11);
+    const long = Int32Array.from({ length: config.context - 6 }, (_, i) => 97 + (i % 26));
+    const out: { tokenId: number; logprob: number }[] = [];
+    for await (const t of engine.generate({ promptIds: long, sampling: { maxTokens: 64, temperature: 1, topP: 1, seed: 1, stopIds: [] } })) out.push(t);
+    expect(out.length).toBe(6);
+    const rec = { ...record(out), promptIds: long };
+    const tree = buildTree([rec], { rolloutId: 'a', taskId: 't', category: 'c', harness: 'h', outcome: 'ok', reward: 1 }, { messageEndId: tokenizer.special('<|im_end|>') });
+    const recomputed = [...(await new EmbeddedTrainer(policy, opt).logprobs([tree])).get('a')!.values()][0]!;
+    expect(Math.max(...out.map((t, i) => Math.abs(t.logprob - recomputed[i]!)))).toBeLessThan(1e-4);
+  });
 });

@@ -30,8 +30,8 @@ export function samplingLogprobs(logits: Float32Array, temperature: number, topP
 /**
  * The embedded engine: samples from the shared policy with a key/value cache, streaming each
  * token with the logprob of the distribution it was drawn from (temperature and top-p applied).
- * Seeded: the same seed, prompt and weights give the same tokens. Prompts longer than the
- * context are read from the tail.
+ * Seeded: the same seed, prompt and weights give the same tokens. A prompt that fits the context
+ * is kept whole (the output is cut to the room left); longer ones are read from the tail.
  */
 export class EmbeddedEngine implements Engine {
   readonly name = 'embedded';
@@ -50,11 +50,13 @@ export class EmbeddedEngine implements Engine {
 
   async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
     const { context } = this.policy.config;
-    // Fit prompt + output into the context: shorten the output first, down to a quarter of the
-    // context; only then read the prompt from its tail.
+    // Fit prompt + output into the context. The trainer scores the whole prompt, so a prompt that
+    // fits is never cut (that would make the sampled logprobs disagree with the trainer's): the
+    // output gets the room left. Only a prompt that fills the context is read from its tail,
+    // leaving a quarter of the context for the output.
     const wanted = Math.max(1, request.sampling.maxTokens);
     const room = context - request.promptIds.length;
-    const maxTokens = room >= Math.min(wanted, context >> 2) ? Math.min(wanted, room) : Math.min(wanted, context >> 2);
+    const maxTokens = room >= 1 ? Math.min(wanted, room) : Math.min(wanted, context >> 2);
     const keep = context - maxTokens;
     const prompt = request.promptIds.length > keep ? request.promptIds.subarray(request.promptIds.length - keep) : request.promptIds;
     const rng = new Rng(request.sampling.seed ?? this.seed * 1_000_003 + this.calls++);
