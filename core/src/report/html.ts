@@ -27,6 +27,7 @@ export function chartsOf(events: readonly MetricsEvent[]): Chart[] {
     { id: 'throughput', title: 'Throughput', yLabel: 'per second', series: [
       { name: 'rollouts/s', points: steps.filter((e) => typeof e.values.seconds === 'number').map((e): [number, number] => [e.step, (e.values.rollouts as number) / (e.values.seconds as number)]) },
       { name: 'trained tokens/s', points: steps.filter((e) => typeof e.values.seconds === 'number').map((e): [number, number] => [e.step, ((e.values['train/tokens'] as number) ?? 0) / (e.values.seconds as number)]) },
+      { name: 'generated tokens/s (rollouts)', points: steps.filter((e) => typeof e.values['seconds/rollouts'] === 'number').map((e): [number, number] => [e.step, (e.values['tokens/generated'] as number) / (e.values['seconds/rollouts'] as number)]) },
     ] },
   ].map((c) => ({ ...c, series: c.series.filter((s) => s.points.length > 0) }));
 }

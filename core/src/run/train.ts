@@ -143,7 +143,9 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       progress({ phase: 'rollouts', step, done: 0, inFlight: 0, total: jobs.length, reward: undefined });
       const reports = await runner.run(jobs, o.signal);
       if (o.signal?.aborted) { status = 'cancelled'; break; }
-      progress({ phase: 'update', tokensPerSec: (generated - tokensBefore) / Math.max(1e-3, (Date.now() - started) / 1000) });
+      const rolloutSeconds = (Date.now() - started) / 1000;
+      const stepTokens = generated - tokensBefore;
+      progress({ phase: 'update', tokensPerSec: stepTokens / Math.max(1e-3, rolloutSeconds) });
       const trees = await buildStepTrees(kernel, reports.map((r) => ({
         records: r.records,
         info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
@@ -167,7 +169,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const values2: Record<string, number> = {
         reward: mean(scored.map((r) => r.reward)), pass: mean(scored.map((r) => (r.verdict?.pass ? 1 : 0))),
         rollouts: reports.length, infra: reports.length - scored.length, calls: reports.reduce((n, r) => n + r.calls, 0),
-        trained: trees.filter(isTrainable).length, seconds: (Date.now() - started) / 1000, ...filters,
+        trained: trees.filter(isTrainable).length, seconds: (Date.now() - started) / 1000, 'seconds/rollouts': rolloutSeconds,
+        'tokens/generated': stepTokens, ...filters,
         ...Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`train/${k}`, v])),
       };
       for (const { harness } of harnesses) values2[`reward/${harness.name}`] = mean(scored.filter((r) => r.request.harness === harness.name).map((r) => r.reward));
