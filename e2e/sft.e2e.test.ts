@@ -27,10 +27,12 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('--steps must be a whole number of at least 1');
     // The config names a checkpoint that does not exist yet: --fresh makes it from random weights.
-    const r = spawnSync(process.execPath, [bin, 'sft', '--fresh', '--demos', '4', '--steps', '3', '--batch', '2', '--save-every', '2', '--out', 'ck'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [bin, 'sft', '--fresh', '--demos', '4', '--steps', '5', '--stop-after', '3', '--batch', '2', '--save-every', '2', '--out', 'ck'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).toContain('4 demonstrations (of 4 rollouts)');
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/step 3\/3 {2}loss \d+\.\d+/);
+    expect(r.stderr).toContain('5 supervised steps (stopping after 3)');
+    expect(r.stdout).toMatch(/step 3\/5 {2}loss \d+\.\d+/);
+    expect(r.stdout).not.toContain('step 4/5');
     expect(existsSync(join(dir, 'ck', 'model.safetensors'))).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'ck', 'config.json'), 'utf8')).step).toBe(3);
     // A run starts from it (weights only: the run's optimiser starts at step 0).

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createKernel, loadConfig, provider } from '@clawgym/core';
+import { createKernel, loadConfig, provider, slotOptions, trainerOptions } from '@clawgym/core';
 
 // Every example config loads, validates and resolves every provider it names.
 describe.each(['claude-code', 'mix-harness', 'ppo'])('examples/%s.config.ts', (name) => {
@@ -13,5 +13,23 @@ describe.each(['claude-code', 'mix-harness', 'ppo'])('examples/%s.config.ts', (n
     await provider(kernel, 'engine', config.engine);
     await provider(kernel, 'trainer', config.trainer);
     await provider(kernel, 'sandbox', config.sandbox);
+  });
+});
+
+describe('the default config (clawgym.config.ts at the root)', () => {
+  it('starts from the shipped cold-start checkpoint, which fits its model, on the copy-friendly families', async () => {
+    const root = join(__dirname, '..');
+    const config = loadConfig({ cwd: root, configFile: join(root, 'clawgym.config.ts') });
+    expect(config.name).toBe('default');
+    const kernel = await createKernel(config, { logger: { info: () => {}, warn: () => {} } });
+    const ctx = { runDir: join(root, 'runs', '.config-test'), seed: 1, rootDir: config.rootDir };
+    const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
+    const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
+    // Loaded weights only: the run's own optimiser starts at step 0.
+    expect(engine.policyVersion()).toBe(0);
+    expect(trainer.policyVersion()).toBe(0);
+    const tasks = await (await provider(kernel, 'taskSuite', config.tasks[0]!)).tasks('test', { seed: config.run.seed, limit: 4, options: slotOptions(config.tasks[0]!) });
+    expect(new Set(tasks.map((t) => t.category))).toEqual(new Set(['vocab-write', 'vocab-upper']));
+    await kernel.dispose();
   });
 });

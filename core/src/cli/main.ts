@@ -87,6 +87,7 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('-o, --out <dir>', 'checkpoint folder (default: runs/<name>/checkpoint)')
     .option('-n, --name <name>', 'run name', 'sft')
     .option('--lr <lr>', 'peak learning rate, decayed along a cosine to a tenth (the config\'s optimiser lr is for RL)', '1e-3')
+    .option('--stop-after <n>', 'stop after step n of the --steps schedule (calibrating a cold start); default: --steps')
     .option('--save-every <n>', 'save the checkpoint every n steps as well as at the end (0: only at the end)', '100')
     .option('--fresh', 'start from random weights even if the config names a checkpoint (to remake it)')
     .action(async (opts: SftOptions) => sft(opts, io));

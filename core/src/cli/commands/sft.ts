@@ -21,6 +21,7 @@ export interface SftOptions {
   saveEvery?: string;
   lr?: string;
   fresh?: boolean;
+  stopAfter?: string;
 }
 
 async function saveAtomically(trainer: { save(dir: string): Promise<void> }, dir: string) {
@@ -47,6 +48,10 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const lr = Number(opts.lr ?? 1e-3);
   if (!(lr > 0)) throw new ClawGymError(ErrorCodes.USAGE, `--lr must be a positive number, got ${JSON.stringify(opts.lr)}`);
   const out = resolve(io.cwd, opts.out ?? `${runDir}/checkpoint`);
+  // --stop-after: end early on the --steps schedule (how a cold start is calibrated: stop where
+  // held-out Pass@1 leaves room for RL); the checkpoint is what step --stop-after produced.
+  const stopAfter = Number(opts.stopAfter ?? steps);
+  if (!Number.isInteger(stopAfter) || stopAfter < 1 || stopAfter > steps) throw new ClawGymError(ErrorCodes.USAGE, `--stop-after must be a whole number from 1 to --steps (${steps}), got ${JSON.stringify(opts.stopAfter)}`);
   for (const [flag, v] of [['--demos', demos], ['--steps', steps], ['--batch', batchSize], ['--save-every', saveEvery]] as const) {
     if (!Number.isInteger(v) || v < (flag === '--save-every' ? 0 : 1)) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${flag === '--save-every' ? '' : ' of at least 1'}, got ${JSON.stringify(String(v))}`);
   }
@@ -71,17 +76,17 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const messageEndId = engine.chatTemplate.stopIds[0]!;
   const trees: RolloutTree[] = played.reports.filter((r) => r.verdict?.pass).map((r) =>
     applyFilters(buildTree(r.records, { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: r.reward }, { messageEndId }), config.tree));
-  io.err(`${trees.length} demonstrations (of ${played.reports.length} rollouts); ${steps} supervised steps, batches of ${batchSize}\n`);
+  io.err(`${trees.length} demonstrations (of ${played.reports.length} rollouts); ${steps} supervised steps${stopAfter < steps ? ` (stopping after ${stopAfter})` : ''}, batches of ${batchSize}\n`);
   const rng = new Rng(config.run.seed);
-  for (let s = 1; s <= steps; s++) {
+  for (let s = 1; s <= stopAfter; s++) {
     const batch = Array.from({ length: Math.min(batchSize, trees.length) }, () => trees[rng.int(0, trees.length - 1)]!);
     // --lr with cosine decay to a tenth over the run (the trainer's warm-up still applies); the
     // config's optimiser lr stays the RL run's.
     const stepLr = lr * (0.1 + 0.45 * (1 + Math.cos(Math.PI * (s - 1) / steps)));
     const { loss, tokens } = await trainer.supervisedStep(batch, { lr: stepLr });
-    if (s === 1 || s % 10 === 0 || s === steps) io.out(`step ${s}/${steps}  loss ${loss.toFixed(4)}  tokens ${tokens}\n`);
+    if (s === 1 || s % 10 === 0 || s === stopAfter) io.out(`step ${s}/${steps}  loss ${loss.toFixed(4)}  tokens ${tokens}\n`);
     // Long cold starts save as they go (atomically), so a crash loses at most `saveEvery` steps.
-    if (saveEvery > 0 && s % saveEvery === 0 && s !== steps) await saveAtomically(trainer, out);
+    if (saveEvery > 0 && s % saveEvery === 0 && s !== stopAfter) await saveAtomically(trainer, out);
   }
   await saveAtomically(trainer, out);
   await kernel.dispose();
