@@ -10,7 +10,7 @@ const model = { dModel: 64, layers: 2, heads: 4, context: 384 };
  * Providers named here are loaded by kind: `algorithm: 'grpo'` loads `@clawgym/algo-grpo`.
  *
  * The checkpoint was made from this config with
- *   npx clawgym sft --fresh --demos 1000 --steps 3000 --batch 8 --lr 1e-3 --out checkpoints/cold-start
+ *   npx clawgym sft --fresh --demos 1000 --steps 3000 --stop-after 1250 --batch 8 --lr 1e-3 --out checkpoints/cold-start
  */
 export default defineConfig({
   name: 'default',
