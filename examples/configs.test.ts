@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createKernel, loadConfig, provider, slotOptions, trainerOptions } from '@clawgym/core';
 
 // Every example config loads, validates and resolves every provider it names.
-describe.each(['claude-code', 'mix-harness', 'ppo'])('examples/%s.config.ts', (name) => {
+describe.each(['claude-code', 'mix-harness', 'ppo', 'grpo-200'])('examples/%s.config.ts', (name) => {
   it('is a valid config whose providers all resolve', async () => {
     const config = loadConfig({ cwd: __dirname, configFile: join(__dirname, `${name}.config.ts`) });
     expect(config.name).toBe(name);
