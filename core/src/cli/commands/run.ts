@@ -17,7 +17,7 @@ export async function runCommand(opts: { config?: string; resume?: boolean; name
       onProgress: (p) => display.update(p),
     });
     display.close();
-    io.out(`${controller.signal.aborted ? 'stopped' : 'finished'} after step ${steps}: ${runDir}\n  report: ${runDir}/report.html\n  metrics: ${runDir}/metrics.jsonl\n  continue with: clawgym run --resume${opts.name ? ` --name ${opts.name}` : ''}\n`);
+    io.out(`${controller.signal.aborted ? 'stopped' : 'finished'} after step ${steps}: ${runDir}\n  report: ${runDir}/report.html\n  metrics: ${runDir}/metrics.jsonl\n  continue with: clawgym run --resume${opts.config ? ` --config ${opts.config}` : ''}${opts.name ? ` --name ${opts.name}` : ''}\n`);
   } finally {
     display.close();
     removeHandlers();
