@@ -26,6 +26,9 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     const bad = spawnSync(process.execPath, [bin, 'sft', '--steps', '0'], { cwd: dir, encoding: 'utf8' });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('--steps must be a whole number of at least 1');
+    const late = spawnSync(process.execPath, [bin, 'sft', '--steps', '5', '--stop-after', '9'], { cwd: dir, encoding: 'utf8' });
+    expect(late.status).toBe(1);
+    expect(late.stderr).toContain('--stop-after must be a whole number from 1 to --steps (5), got "9"');
     // The config names a checkpoint that does not exist yet: --fresh makes it from random weights.
     const r = spawnSync(process.execPath, [bin, 'sft', '--fresh', '--demos', '4', '--steps', '5', '--stop-after', '3', '--batch', '2', '--save-every', '2', '--out', 'ck'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).toContain('4 demonstrations (of 4 rollouts)');

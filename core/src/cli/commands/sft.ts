@@ -48,13 +48,13 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const lr = Number(opts.lr ?? 1e-3);
   if (!(lr > 0)) throw new ClawGymError(ErrorCodes.USAGE, `--lr must be a positive number, got ${JSON.stringify(opts.lr)}`);
   const out = resolve(io.cwd, opts.out ?? `${runDir}/checkpoint`);
-  // --stop-after: end early on the --steps schedule (how a cold start is calibrated: stop where
-  // held-out Pass@1 leaves room for RL); the checkpoint is what step --stop-after produced.
-  const stopAfter = Number(opts.stopAfter ?? steps);
-  if (!Number.isInteger(stopAfter) || stopAfter < 1 || stopAfter > steps) throw new ClawGymError(ErrorCodes.USAGE, `--stop-after must be a whole number from 1 to --steps (${steps}), got ${JSON.stringify(opts.stopAfter)}`);
   for (const [flag, v] of [['--demos', demos], ['--steps', steps], ['--batch', batchSize], ['--save-every', saveEvery]] as const) {
     if (!Number.isInteger(v) || v < (flag === '--save-every' ? 0 : 1)) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${flag === '--save-every' ? '' : ' of at least 1'}, got ${JSON.stringify(String(v))}`);
   }
+  // --stop-after: end early on the --steps schedule (how a cold start is calibrated: stop where
+  // held-out Pass@1 leaves room for RL); the checkpoint is what step --stop-after produced.
+  const stopAfter = Number(opts.stopAfter ?? steps);
+  if (!Number.isInteger(stopAfter) || stopAfter < 1 || stopAfter > steps) throw new ClawGymError(ErrorCodes.USAGE, `--stop-after must be a whole number from 1 to --steps (${steps}), got ${JSON.stringify(String(opts.stopAfter))}`);
   // --fresh: start from random weights even when the config names a checkpoint (to remake it).
   const policyOptions = (o: Record<string, unknown>) => {
     if (!opts.fresh) return o;
