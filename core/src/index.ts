@@ -20,7 +20,7 @@ export { Registry, type PluginOrigin, type RegistryEntry } from './kernel/regist
 export { Kernel, assertCompatible } from './kernel/kernel';
 export { Tokens } from './kernel/tokens';
 export { tapAlgorithm } from './kernel/algorithm';
-export { createKernel, provider, slotOptions, trainerOptions, usePluginRef, type SlotRef } from './kernel/create';
+export { createKernel, provider, slotName, slotOptions, trainerOptions, usePluginRef, type SlotRef } from './kernel/create';
 export { pluginCandidates, findPluginPackage, loadPluginFromPackage, type PluginPackage } from './kernel/resolve';
 export { discoverPluginPackages } from './kernel/discover';
 export { defineConfig } from './config/define';

@@ -11,15 +11,17 @@ export type SlotRef = string | { use: string; options: Record<string, unknown> }
 /** The options a slot gives its provider (none for a bare name). */
 export const slotOptions = (slot: SlotRef): Record<string, unknown> => (typeof slot === 'string' ? {} : slot.options);
 
-const slotName = (slot: SlotRef) => (typeof slot === 'string' ? slot : slot.use);
+/** The provider name a slot gives. */
+export const slotName = (slot: SlotRef): string => (typeof slot === 'string' ? slot : slot.use);
+
 /**
  * The trainer slot's options. A trainer named like the engine with no options of its own
  * (`engine: { use: 'embedded', options }, trainer: 'embedded'`) shares the engine's: they are one
  * model, so its shape and checkpoint are written once.
  */
 export function trainerOptions(config: Pick<ResolvedConfig, 'engine' | 'trainer'>): Record<string, unknown> {
-  const own = slotOptions(config.trainer as SlotRef);
-  return Object.keys(own).length === 0 && slotName(config.trainer as SlotRef) === slotName(config.engine as SlotRef) ? slotOptions(config.engine as SlotRef) : own;
+  const own = slotOptions(config.trainer);
+  return Object.keys(own).length === 0 && slotName(config.trainer) === slotName(config.engine) ? slotOptions(config.engine) : own;
 }
 
 /** Load one plugin reference from the config (object, name or `[name, options]`) into the kernel. */
@@ -47,7 +49,7 @@ export async function createKernel(config: ResolvedConfig, options: { runId?: st
  * package of that kind (`algorithm: 'grpo'` → `@clawgym/algo-grpo`) and loaded first.
  */
 export async function provider<K extends PluginKind>(kernel: Kernel, kind: K, slot: SlotRef): Promise<ProvidedKinds[K]> {
-  const name = typeof slot === 'string' ? slot : slot.use;
+  const name = slotName(slot);
   if (!kernel.registry.has(kind, name)) {
     await usePluginRef(kernel, name, kind);
   }

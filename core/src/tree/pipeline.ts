@@ -1,7 +1,7 @@
 import type { ModelCallRecord } from '../contracts/records';
 import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { provider, slotOptions } from '../kernel/create';
+import { provider, slotName, slotOptions } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
 import { buildTree, type RolloutInfo } from './builder';
 import { applyFilters } from './filters';
@@ -33,7 +33,7 @@ export async function computeStepAdvantages(
   values?: ReadonlyMap<string, ReadonlyMap<number, Float32Array>>,
 ): Promise<AdvantageResult> {
   const slot = kernel.config.algorithm;
-  const name = typeof slot === 'string' ? slot : slot.use;
+  const name = slotName(slot);
   const options = slotOptions(slot);
   const algorithm = await provider(kernel, 'algorithm', slot);
   if (algorithm.needsValues && !values) {

@@ -4,7 +4,7 @@ import type { Engine } from '../../contracts/engine';
 import type { Task } from '../../contracts/task';
 import { evaluate, type EvalRow } from '../../eval/evaluate';
 import { nullEngine, oracleEngine } from '../../eval/oracle';
-import { createKernel, provider, slotOptions, type SlotRef } from '../../kernel/create';
+import { createKernel, provider, slotName, slotOptions, type SlotRef } from '../../kernel/create';
 import { formatTable } from './plugins';
 
 export interface EvalCliOptions {
@@ -48,7 +48,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     options: slotOptions(slot),
   })));
   const engineSlot: SlotRef = opts.engine ?? config.engine;
-  const engineName = typeof engineSlot === 'string' ? engineSlot : engineSlot.use;
+  const engineName = slotName(engineSlot);
   const name = opts.name ?? `eval-${engineName}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   const engine = engineName === 'oracle' ? (taskOf: (id: string) => Task | undefined) => oracleEngine(taskOf)
