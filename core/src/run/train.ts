@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { MetricsEvent, RunProgress } from '../contracts/reporter';
@@ -15,6 +15,7 @@ import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RolloutJob } from '../rollout/runner';
 import { buildStepTrees, computeStepAdvantages } from '../tree/pipeline';
 import { isTrainable } from '../tree/trainable';
+import { saveCheckpoint } from '../train/checkpoint';
 import { Rng } from '../util/rng';
 
 /** What survives a kill: the last finished step, and how often each step was started. */
@@ -156,12 +157,11 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const metrics = await trainer.step({ trees, advantages, loss: config.loss });
       await engine.syncWeights?.();
       // The checkpoint, then the state: a kill in between redoes nothing twice.
-      await trainer.save(`${checkpoint}.tmp`);
-      await rm(checkpoint, { recursive: true, force: true });
-      await rename(`${checkpoint}.tmp`, checkpoint);
+      await saveCheckpoint(trainer, checkpoint);
       state.step = step;
       await writeFile(statePath, `${JSON.stringify(state)}\n`);
-      stepSeconds.push((Date.now() - started) / 1000);
+      const seconds = (Date.now() - started) / 1000;
+      stepSeconds.push(seconds);
       progress({ etaSeconds: mean(stepSeconds) * (config.run.steps - step) });
       const scored = reports.filter((r) => r.outcome !== 'infra-error');
       const filters: Record<string, number> = {};
@@ -169,7 +169,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const values2: Record<string, number> = {
         reward: mean(scored.map((r) => r.reward)), pass: mean(scored.map((r) => (r.verdict?.pass ? 1 : 0))),
         rollouts: reports.length, infra: reports.length - scored.length, calls: reports.reduce((n, r) => n + r.calls, 0),
-        trained: trees.filter(isTrainable).length, seconds: (Date.now() - started) / 1000, 'seconds/rollouts': rolloutSeconds,
+        trained: trees.filter(isTrainable).length, seconds, 'seconds/rollouts': rolloutSeconds,
         'tokens/generated': stepTokens, ...filters,
         ...Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`train/${k}`, v])),
       };

@@ -1,4 +1,3 @@
-import { rename, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
 import { ClawGymError, ErrorCodes } from '../../errors';
@@ -7,6 +6,7 @@ import { oracleEngine } from '../../eval/oracle';
 import { createKernel, provider, slotOptions, trainerOptions, type SlotRef } from '../../kernel/create';
 import { buildTree } from '../../tree/builder';
 import { applyFilters } from '../../tree/filters';
+import { saveCheckpoint } from '../../train/checkpoint';
 import { Rng } from '../../util/rng';
 import type { RolloutTree } from '../../contracts/tree';
 import type { Task } from '../../contracts/task';
@@ -22,12 +22,6 @@ export interface SftOptions {
   lr?: string;
   fresh?: boolean;
   stopAfter?: string;
-}
-
-async function saveAtomically(trainer: { save(dir: string): Promise<void> }, dir: string) {
-  await trainer.save(`${dir}.tmp`);
-  await rm(dir, { recursive: true, force: true });
-  await rename(`${dir}.tmp`, dir);
 }
 
 /**
@@ -86,9 +80,9 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
     const { loss, tokens } = await trainer.supervisedStep(batch, { lr: stepLr });
     if (s === 1 || s % 10 === 0 || s === stopAfter) io.out(`step ${s}/${steps}  loss ${loss.toFixed(4)}  tokens ${tokens}\n`);
     // Long cold starts save as they go (atomically), so a crash loses at most `saveEvery` steps.
-    if (saveEvery > 0 && s % saveEvery === 0 && s !== stopAfter) await saveAtomically(trainer, out);
+    if (saveEvery > 0 && s % saveEvery === 0 && s !== stopAfter) await saveCheckpoint(trainer, out);
   }
-  await saveAtomically(trainer, out);
+  await saveCheckpoint(trainer, out);
   await kernel.dispose();
   io.out(`checkpoint: ${out}\n`);
 }
