@@ -37,54 +37,51 @@ function wordPair(rng: Rng, split: Split): [string, string] {
   }
 }
 
-/** Difficulty 1, copy-friendly: write one file, name and content from the closed vocabulary. */
-const vocabWrite: Family = (rng, id, split) => {
-  const [name, content] = wordPair(rng, split);
+/** Difficulty 1: create `name`.txt holding `content`. */
+function writeTask(id: string, category: string, name: string, content: string): Task {
   return {
-    id, category: 'vocab-write', difficulty: 1,
+    id, category, difficulty: 1,
     instruction: `Create ${name}.txt containing ${content}`,
     setup: async () => {},
     verify: (ws) => fileIs(ws, `${name}.txt`, content),
     oracle: [{ toolCalls: [write(`${name}.txt`, content)] }],
   };
-};
+}
 
-/** Difficulty 2, copy-friendly: read a file holding a vocabulary word, write it in upper case. */
-const vocabUpper: Family = (rng, id, split) => {
-  const [src, dst] = wordPair(rng, split); const text = WORDS[rng.int(0, WORDS.length - 1)]!;
-  return {
-    id, category: 'vocab-upper', difficulty: 2,
-    instruction: `Read ${src}.txt and write its text in upper case to ${dst}.txt`,
-    setup: async (ws) => { await ws.writeFile(`${src}.txt`, `${text}\n`); },
-    verify: (ws) => fileIs(ws, `${dst}.txt`, text.toUpperCase()),
-    oracle: [{ toolCalls: [read(`${src}.txt`)] }, { toolCalls: [write(`${dst}.txt`, text.toUpperCase())] }],
-  };
-};
-
-/** Difficulty 1: write one file with given content. */
-const singleWrite: Family = (rng, id) => {
-  const name = word(rng); const content = word(rng);
-  return {
-    id, category: 'write', difficulty: 1,
-    instruction: `Create ${name}.txt containing ${content}`,
-    setup: async () => {},
-    verify: (ws) => fileIs(ws, `${name}.txt`, content),
-    oracle: [{ toolCalls: [write(`${name}.txt`, content)] }],
-  };
-};
-
-/** Difficulty 2: read a file, transform it, write another. */
-const transform: Family = (rng, id) => {
-  const src = word(rng); const dst = word(rng); const text = `${word(rng)} ${word(rng)}`;
-  const kind = rng.pick(['upper case', 'reverse order of the words'] as const);
+/** Difficulty 2: read `src`.txt (holding `text`), write its text in `kind` to `dst`.txt. */
+function transformTask(id: string, category: string, src: string, dst: string, text: string, kind: 'upper case' | 'reverse order of the words'): Task {
   const out = kind === 'upper case' ? text.toUpperCase() : text.split(' ').reverse().join(' ');
   return {
-    id, category: 'transform', difficulty: 2,
+    id, category, difficulty: 2,
     instruction: `Read ${src}.txt and write its text in ${kind} to ${dst}.txt`,
     setup: async (ws) => { await ws.writeFile(`${src}.txt`, `${text}\n`); },
     verify: (ws) => fileIs(ws, `${dst}.txt`, out),
     oracle: [{ toolCalls: [read(`${src}.txt`)] }, { toolCalls: [write(`${dst}.txt`, out)] }],
   };
+}
+
+/** Copy-friendly: write one file, name and content from the closed vocabulary. */
+const vocabWrite: Family = (rng, id, split) => {
+  const [name, content] = wordPair(rng, split);
+  return writeTask(id, 'vocab-write', name, content);
+};
+
+/** Copy-friendly: read a file holding a vocabulary word, write it in upper case. */
+const vocabUpper: Family = (rng, id, split) => {
+  const [src, dst] = wordPair(rng, split);
+  return transformTask(id, 'vocab-upper', src, dst, WORDS[rng.int(0, WORDS.length - 1)]!, 'upper case');
+};
+
+/** Write one file with given content. */
+const singleWrite: Family = (rng, id) => {
+  const name = word(rng); const content = word(rng);
+  return writeTask(id, 'write', name, content);
+};
+
+/** Read a file, transform it, write another. */
+const transform: Family = (rng, id) => {
+  const src = word(rng); const dst = word(rng); const text = `${word(rng)} ${word(rng)}`;
+  return transformTask(id, 'transform', src, dst, text, rng.pick(['upper case', 'reverse order of the words'] as const));
 };
 
 /** Difficulty 2: several files at once. */
