@@ -42,8 +42,8 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const lr = Number(opts.lr ?? 1e-3);
   if (!(lr > 0)) throw new ClawGymError(ErrorCodes.USAGE, `--lr must be a positive number, got ${JSON.stringify(opts.lr)}`);
   const out = resolve(io.cwd, opts.out ?? `${runDir}/checkpoint`);
-  for (const [flag, v] of [['--demos', demos], ['--steps', steps], ['--batch', batchSize], ['--save-every', saveEvery]] as const) {
-    if (!Number.isInteger(v) || v < (flag === '--save-every' ? 0 : 1)) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${flag === '--save-every' ? '' : ' of at least 1'}, got ${JSON.stringify(String(v))}`);
+  for (const [flag, v, min] of [['--demos', demos, 1], ['--steps', steps, 1], ['--batch', batchSize, 1], ['--save-every', saveEvery, 0]] as const) {
+    if (!Number.isInteger(v) || v < min) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${min ? ` of at least ${min}` : ''}, got ${JSON.stringify(String(v))}`);
   }
   // --stop-after: end early on the --steps schedule (how a cold start is calibrated: stop where
   // held-out Pass@1 leaves room for RL); the checkpoint is what step --stop-after produced.
@@ -52,7 +52,7 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   // --fresh: start from random weights even when the config names a checkpoint (to remake it).
   const policyOptions = (o: Record<string, unknown>) => {
     if (!opts.fresh) return o;
-    const { checkpoint: _dropped, ...rest } = o as Record<string, unknown>;
+    const { checkpoint: _dropped, ...rest } = o;
     return rest;
   };
   const tasks: Task[] = [];
