@@ -47,6 +47,11 @@ export interface ExecOptions {
   stdin?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Start the in-sandbox TCP forwarder that makes `modelBaseUrl` reachable (default true). A
+   * process that talks to `modelSocketPath` itself passes false and saves a process start.
+   */
+  modelForwarder?: boolean;
 }
 
 /**
@@ -63,6 +68,11 @@ export interface Sandbox {
   readonly homePath: string;
   /** The model endpoint's base URL as seen from inside the sandbox. */
   readonly modelBaseUrl: string;
+  /**
+   * Where the provider has one: a Unix socket inside the sandbox that reaches the same endpoint
+   * (HTTP with `modelBaseUrl`'s path), for processes that can speak HTTP over a socket.
+   */
+  readonly modelSocketPath?: string;
   exec(argv: string[], options?: ExecOptions): Promise<ExecResult>;
   /** Write a file inside the sandbox (harness configs, scripts). */
   writeFile(sandboxPath: string, data: string | Buffer): Promise<void>;

@@ -68,6 +68,15 @@ fetch(process.env.BASE + '/v1/chat/completions', {
   body: JSON.stringify({ model: 'clawgym-policy', messages: [{ role: 'user', content: 'ping' }] }),
 }).then((r) => r.json()).then((j) => console.log(j.choices[0].message.content), (e) => { console.error(e); process.exit(1); });`;
 
+const NODE_CHAT_SOCKET = `
+const body = JSON.stringify({ model: 'clawgym-policy', messages: [{ role: 'user', content: 'ping' }] });
+const req = require('http').request({ socketPath: process.env.SOCK, path: process.env.PATHNAME + '/v1/chat/completions', method: 'POST',
+  headers: { authorization: 'Bearer ' + process.env.KEY, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+  let t = ''; res.on('data', (c) => { t += c; }); res.on('end', () => console.log(JSON.parse(t).choices[0].message.content));
+});
+req.on('error', (e) => { console.error(e); process.exit(1); });
+req.end(body);`;
+
 const RUNNER = `
 const fs = require('fs');
 const path = require('path');
@@ -226,6 +235,21 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(r.stderr).toBe('');
       expect(r.stdout.trim()).toBe(REPLY);
       expect(proxy.records.some((rec) => rec.rolloutId === rolloutId)).toBe(true);
+    });
+
+    itIf(netMissing, 'modelForwarder: false starts no forwarder; the model is reached through modelSocketPath alone', async () => {
+      const rolloutId = `sock${++n}`;
+      const session = proxy.proxy.openSession(rolloutId);
+      const sb = await create({ rolloutId, modelEndpoint: { socketPath, url: session.baseUrl } });
+      expect(sb.modelSocketPath).toBeDefined();
+      const path = new URL(sb.modelBaseUrl).pathname;
+      const r = await sb.exec(['node', '-e', NODE_CHAT_SOCKET], { env: { SOCK: sb.modelSocketPath!, PATHNAME: path, KEY: session.apiKey }, modelForwarder: false });
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim()).toBe(REPLY);
+      expect(proxy.records.some((rec) => rec.rolloutId === rolloutId)).toBe(true);
+      // No forwarder: the TCP endpoint does not answer in this process's namespace.
+      const tcp = await sb.exec(['node', '-e', NODE_CONNECT, '127.0.0.1'], { env: { PORT: '4141' }, modelForwarder: false });
+      expect(tcp.stdout).toContain('failed 127.0.0.1');
     });
   });
 

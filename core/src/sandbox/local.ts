@@ -572,6 +572,8 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     const env: Record<string, string> = {
       PATH, HOME: homePath, TMPDIR: `${homePath}/tmp`, LANG: 'C.UTF-8', ...spec.env, ...o.env, ...markers,
     };
+    // Without the forwarder (a process that speaks to modelSocketPath) one Node start is saved.
+    const forwarder = o.modelForwarder !== false;
     let cmd: string[];
     let spawnEnv: Record<string, string>;
     let spawnCwd: string | undefined;
@@ -584,12 +586,12 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
       if (m.root) args.push('--cap-drop', 'ALL');
       args.push('--clearenv');
       for (const [k, v] of Object.entries(env)) if (k && !k.includes('=')) args.push('--setenv', k, v);
-      args.push('--chdir', cwd, '--', process.execPath, NETNS_RUN, SANDBOX_PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--', ...rlimitPrefix, ...argv);
+      args.push('--chdir', cwd, '--', ...(forwarder ? [process.execPath, NETNS_RUN, SANDBOX_PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--'] : []), ...rlimitPrefix, ...argv);
       cmd = [m.bwrap!, ...args];
       spawnEnv = markers;
     } else if (m.netns.ok) {
       cmd = ['/usr/bin/unshare', '-n', '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
-        process.execPath, NETNS_RUN, socketPath!, String(SANDBOX_PROXY_PORT), cwd, '--', ...rlimitPrefix, ...argv];
+        ...(forwarder ? [process.execPath, NETNS_RUN, socketPath!, String(SANDBOX_PROXY_PORT), cwd, '--'] : []), ...rlimitPrefix, ...argv];
       spawnEnv = env;
       spawnCwd = cwd;
     } else {
@@ -657,6 +659,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     workspacePath,
     homePath,
     modelBaseUrl: isolatedNet ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}/s/${spec.rolloutId}` : spec.modelEndpoint.url,
+    ...(isolatedNet ? { modelSocketPath: bwrap ? SANDBOX_PROXY_SOCKET : socketPath } : {}),
     exec,
     async writeFile(sandboxPath, data) {
       const host = toHost(sandboxPath);

@@ -17,6 +17,16 @@ export class KvDecoder {
     this.vs = Array.from({ length: layers }, () => new Float32Array(context * dModel));
   }
 
+  /** An independent copy (the cache up to the current position), to decode from a shared prompt. */
+  clone(): KvDecoder {
+    const c = new KvDecoder(this.model);
+    const n = this.length * this.model.config.dModel;
+    this.ks.forEach((k, l) => c.ks[l]!.set(k.subarray(0, n)));
+    this.vs.forEach((v, l) => c.vs[l]!.set(v.subarray(0, n)));
+    c.length = this.length;
+    return c;
+  }
+
   get position(): number {
     return this.length;
   }

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildTree, byteChatMl, cpuKernels, type ModelCallRecord } from '@clawgym/core';
+import { KvDecoder } from './decode';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
 import { SharedPolicy } from './policy';
@@ -41,6 +42,29 @@ describe('embedded engine and trainer', () => {
     const recomputed = [...(await trainer.logprobs([tree])).get('a')!.values()][0]!;
     const diffs = a.map((t, i) => Math.abs(t.logprob - recomputed[i]!));
     expect(diffs.reduce((s, d) => s + d, 0) / diffs.length).toBeLessThanOrEqual(1e-4);
+  });
+
+  it('prefills a repeated prompt once, samples from it as a fresh engine would, and never reuses it after the weights change', async () => {
+    const policy = new SharedPolicy(config, cpuKernels(), 8);
+    const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 8);
+    const prefill = jest.spyOn(KvDecoder.prototype, 'prefill');
+    try {
+      const a = await sample(engine, 42);
+      const b = await sample(engine, 43);
+      expect(prefill).toHaveBeenCalledTimes(1);
+      expect(await sample(new EmbeddedEngine(policy, tokenizer, chatTemplate, 8), 43)).toEqual(b);
+      expect(await sample(engine, 42)).toEqual(a); // the decoder taken from the cache was a copy
+      // The trainer changes the weights in place and bumps the version: the prompt is read again.
+      for (const p of policy.model.params.values()) for (let i = 0; i < p.length; i++) p[i] = p[i]! * 1.5;
+      policy.version++;
+      prefill.mockClear();
+      const c = await sample(engine, 42);
+      expect(prefill).toHaveBeenCalled();
+      expect(c).toEqual(await sample(new EmbeddedEngine(policy, tokenizer, chatTemplate, 8), 42));
+      expect(c).not.toEqual(a);
+    } finally {
+      prefill.mockRestore();
+    }
   });
 
   it('learns: supervised steps raise the likelihood of a demonstration', async () => {

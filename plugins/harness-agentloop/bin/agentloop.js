@@ -6,9 +6,13 @@
 //
 //   OPENAI_BASE_URL=... OPENAI_API_KEY=... agentloop [--max-turns N] [--model M] "<instruction>"
 //
+// With CLAWGYM_MODEL_SOCKET set, requests go over that Unix socket (OPENAI_BASE_URL's path is kept):
+// inside a sandbox this spares the TCP forwarder process.
+//
 // Exit codes: 0 the model finished (answered without a tool call), 2 the turn limit was reached,
 // 1 the model endpoint failed.
 const { spawnSync } = require('node:child_process');
+const http = require('node:http');
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -60,15 +64,31 @@ function runTool(name, args) {
   }
 }
 
+/** POST JSON; plain node:http for http URLs and sockets (cheaper to load than fetch), fetch otherwise. */
+function post(url, headers, payload) {
+  const socketPath = process.env.CLAWGYM_MODEL_SOCKET;
+  if (!socketPath && !url.startsWith('http:')) {
+    return fetch(url, { method: 'POST', headers, body: payload }).then(async (res) => ({ status: res.status, text: await res.text() }));
+  }
+  const u = new URL(url);
+  const target = socketPath ? { socketPath } : { host: u.hostname, port: u.port || 80 };
+  return new Promise((resolve, reject) => {
+    const req = http.request({ ...target, path: u.pathname + u.search, method: 'POST', headers: { ...headers, host: u.host, 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 async function chat(body) {
   const base = (process.env.OPENAI_BASE_URL || '').replace(/\/$/, '');
-  const res = await fetch(`${base}/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${process.env.OPENAI_API_KEY || ''}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`model endpoint answered ${res.status}: ${text.slice(0, 300)}`);
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${process.env.OPENAI_API_KEY || ''}` };
+  const { status, text } = await post(`${base}/chat/completions`, headers, JSON.stringify(body));
+  if (status < 200 || status >= 300) throw new Error(`model endpoint answered ${status}: ${text.slice(0, 300)}`);
   return JSON.parse(text);
 }
 

@@ -19,6 +19,8 @@ export function agentLoopInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'en
   const env = {
     HOME: ctx.sandbox.homePath, TMPDIR: `${ctx.sandbox.homePath}/tmp`,
     OPENAI_BASE_URL: `${ctx.endpoint.baseUrl}/v1`, OPENAI_API_KEY: ctx.endpoint.apiKey, OPENAI_MODEL: ctx.endpoint.model,
+    // Straight to the proxy's socket where the sandbox has one: no forwarder process to start.
+    ...(ctx.sandbox.modelSocketPath ? { CLAWGYM_MODEL_SOCKET: ctx.sandbox.modelSocketPath } : {}),
   };
   return { argv: [options.node, options.bin, '--max-turns', String(options.maxTurns), ctx.instruction], env };
 }
@@ -40,7 +42,7 @@ export const agentLoopHarness: Harness = {
   },
   async run(ctx) {
     const inv = agentLoopInvocation(ctx, parseWithSchema(AgentLoopOptions, ctx.options, 'options of harness "agentloop"'));
-    const r = await ctx.sandbox.exec(inv.argv, { env: inv.env, stdin: '', timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+    const r = await ctx.sandbox.exec(inv.argv, { env: inv.env, stdin: '', timeoutMs: ctx.timeoutMs, signal: ctx.signal, modelForwarder: !inv.env.CLAWGYM_MODEL_SOCKET });
     return harnessResult(r);
   },
 };
