@@ -11,15 +11,17 @@ export class KvDecoder {
   private readonly vs: Float32Array[];
   private length = 0;
 
-  constructor(private readonly model: Transformer) {
+  /** `capacity`: the most tokens this decoder will hold (default: the model's context). */
+  constructor(private readonly model: Transformer, readonly capacity = model.config.context) {
     const { layers, context, dModel } = model.config;
-    this.ks = Array.from({ length: layers }, () => new Float32Array(context * dModel));
-    this.vs = Array.from({ length: layers }, () => new Float32Array(context * dModel));
+    this.capacity = Math.min(capacity, context);
+    this.ks = Array.from({ length: layers }, () => new Float32Array(this.capacity * dModel));
+    this.vs = Array.from({ length: layers }, () => new Float32Array(this.capacity * dModel));
   }
 
-  /** An independent copy (the cache up to the current position), to decode from a shared prompt. */
-  clone(): KvDecoder {
-    const c = new KvDecoder(this.model);
+  /** An independent copy (the cache up to the current position) with room for `capacity` tokens. */
+  clone(capacity = this.capacity): KvDecoder {
+    const c = new KvDecoder(this.model, Math.max(capacity, this.length));
     const n = this.length * this.model.config.dModel;
     this.ks.forEach((k, l) => c.ks[l]!.set(k.subarray(0, n)));
     this.vs.forEach((v, l) => c.vs[l]!.set(v.subarray(0, n)));
@@ -48,7 +50,7 @@ export class KvDecoder {
   step(token: number): Float32Array {
     const m = this.model;
     const { dModel: d, heads, mlpHidden: H, vocabSize: V, layers, context } = m.config;
-    if (this.length >= context) throw new Error('context full');
+    if (this.length >= Math.min(context, this.capacity)) throw new Error('context full');
     const p = (n: string) => m.params.get(n)!;
     const K = m.kernels;
     const pos = this.length;

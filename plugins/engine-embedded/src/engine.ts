@@ -66,7 +66,7 @@ export class EmbeddedEngine implements Engine {
     const prompt = request.promptIds.length > keep ? request.promptIds.subarray(request.promptIds.length - keep) : request.promptIds;
     const rng = new Rng(request.sampling.seed ?? this.seed * 1_000_003 + this.calls++);
     const stops = new Set([...this.chatTemplate.stopIds, ...(request.sampling.stopIds ?? [])]);
-    let { decoder, logits } = this.prefill(prompt);
+    let { decoder, logits } = this.prefill(prompt, prompt.length + maxTokens);
     for (let i = 0; i < maxTokens; i++) {
       if (request.signal?.aborted) return;
       const lp = samplingLogprobs(logits, request.sampling.temperature, request.sampling.topP);
@@ -87,19 +87,19 @@ export class EmbeddedEngine implements Engine {
   }
 
   /** A decoder positioned after `prompt` and the logits there; reuses a recent identical prompt. */
-  private prefill(prompt: Int32Array): { decoder: KvDecoder; logits: Float32Array } {
+  private prefill(prompt: Int32Array, capacity: number): { decoder: KvDecoder; logits: Float32Array } {
     const key = prompt.join(',');
     const version = this.policy.version;
     const hit = this.prefilled.get(key);
     if (hit && hit.version === version) {
       this.prefilled.delete(key); // most recently used last
       this.prefilled.set(key, hit);
-      return { decoder: hit.decoder.clone(), logits: hit.logits };
+      return { decoder: hit.decoder.clone(capacity), logits: hit.logits };
     }
-    const decoder = new KvDecoder(this.policy.model);
+    const decoder = new KvDecoder(this.policy.model, capacity);
     const logits = decoder.prefill(Int32Array.from(prompt));
     for (const [k, v] of this.prefilled) if (v.version !== version) this.prefilled.delete(k); // older weights
-    this.prefilled.set(key, { version, decoder: decoder.clone(), logits });
+    this.prefilled.set(key, { version, decoder: decoder.clone(prompt.length), logits });
     while (this.prefilled.size > PREFILL_CACHE) this.prefilled.delete(this.prefilled.keys().next().value!);
     return { decoder, logits };
   }
