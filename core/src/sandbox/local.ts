@@ -20,6 +20,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
+import { startProcess } from './spawner';
 
 /** The workspace as processes in a bubblewrap sandbox see it. */
 export const SANDBOX_WORKSPACE = '/workspace';
@@ -544,13 +545,13 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     if (st?.isSymbolicLink()) await unlink(hostPath);
   };
 
-  const running = new Map<number, { pid: number; done: Promise<ExecResult>; expire: () => void }>();
+  const running = new Map<number, { pid: number; done: Promise<ExecResult>; expire: () => void; kill: () => void }>();
   let execCount = 0;
   let destroyed: Promise<void> | undefined;
   const createdAt = Date.now();
   const wallEnds = limits.wallMs !== undefined ? createdAt + limits.wallMs : undefined;
   const killAll = async (expired = false) => {
-    for (const r of running.values()) if (expired) r.expire(); else killGroup(r.pid);
+    for (const r of running.values()) if (expired) r.expire(); else r.kill();
     for (const cg of cgroups) await killCgroup(cg);
     await killMarked((v) => v === dir);
   };
@@ -605,49 +606,39 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
       cmd = ['/bin/sh', '-c', joinScript, 'clawgym-cgroup', String(cgroups.length), ...cgroups.map((c) => `${c}/cgroup.procs`), ...cmd];
     }
 
-    const entry = { pid: -1, done: undefined as unknown as Promise<ExecResult>, expire: () => undefined as void };
+    const entry = { pid: -1, done: undefined as unknown as Promise<ExecResult>, expire: () => undefined as void, kill: () => undefined as void };
     const done = new Promise<ExecResult>((settle) => {
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      let outBytes = 0;
-      let errBytes = 0;
       let timedOut = false;
       let killed = false;
-      let finished = false;
-      const child = spawn(cmd[0]!, cmd.slice(1), { env: spawnEnv, cwd: spawnCwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-      const pid = child.pid;
-      if (pid !== undefined) { entry.pid = pid; running.set(n, entry); }
-      const finish = (r: Omit<ExecResult, 'stdout' | 'stderr' | 'timedOut'>, extraErr = '') => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(timer);
-        clearTimeout(grace);
-        o.signal?.removeEventListener('abort', onAbort);
-        running.delete(n);
-        const text = (chunks: Buffer[], bytes: number) => Buffer.concat(chunks).toString('utf8') + (bytes > MAX_OUTPUT_BYTES ? '\n[clawgym: output truncated]\n' : '');
-        settle({ ...r, stdout: text(out, outBytes), stderr: text(err, errBytes) + extraErr, timedOut });
-      };
-      let grace: NodeJS.Timeout | undefined;
+      const started = startProcess({ cmd, env: spawnEnv, cwd: spawnCwd, stdin: o.stdin ?? '', maxBytes: MAX_OUTPUT_BYTES });
+      let pid: number | undefined;
       const kill = () => {
         killed = true;
+        started.killed();
         if (pid !== undefined) killGroup(pid);
         void killMarked((v, e) => v === dir && e.includes(`${EXEC_MARKER_ENV}=${n}`));
       };
-      const onAbort = () => kill();
-      entry.expire = () => { timedOut = true; kill(); };
-      const timer = setTimeout(entry.expire, Math.min(deadline - now, 2 ** 31 - 1));
-      child.stdout.on('data', (d: Buffer) => { outBytes += d.length; if (outBytes <= MAX_OUTPUT_BYTES) out.push(d); });
-      child.stderr.on('data', (d: Buffer) => { errBytes += d.length; if (errBytes <= MAX_OUTPUT_BYTES) err.push(d); });
-      child.stdin.on('error', () => undefined);
-      child.on('error', (e) => finish({ exitCode: 127, signal: null }, `clawgym: cannot start ${cmd[0]}: ${e.message}\n`));
-      child.on('exit', (code, signal) => {
-        // A killed sandbox's strays may hold the pipes open: do not wait for them forever.
-        if (killed) grace = setTimeout(() => finish({ exitCode: code, signal }), 1000);
+      void started.pid.then((p) => {
+        pid = p;
+        if (p === undefined) return;
+        entry.pid = p;
+        if (killed) killGroup(p); // killed before its pid was known
       });
-      child.on('close', (code, signal) => finish({ exitCode: code, signal }));
+      const onAbort = () => kill();
+      entry.kill = kill;
+      entry.expire = () => { timedOut = true; kill(); };
+      running.set(n, entry);
+      const timer = setTimeout(entry.expire, Math.min(deadline - now, 2 ** 31 - 1));
       if (o.signal?.aborted) kill();
       else o.signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdin.end(o.stdin ?? '');
+      void started.done.then((r) => {
+        clearTimeout(timer);
+        o.signal?.removeEventListener('abort', onAbort);
+        running.delete(n);
+        const text = (t: string, bytes: number) => t + (bytes > MAX_OUTPUT_BYTES ? '\n[clawgym: output truncated]\n' : '');
+        const extraErr = r.error !== undefined ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : '';
+        settle({ exitCode: r.code, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes) + extraErr, timedOut });
+      });
     });
     entry.done = done;
     return done;
