@@ -13,15 +13,15 @@ const repo = resolve(__dirname, '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 
 /** A tiny but real training run: embedded model, agentloop, built-in write tasks, GRPO. */
-function project(steps: number) {
+function project(steps: number, families = ['write']) {
   const dir = tmp('clawgym-run-');
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"name":"run-test","private":true}');
   writeFileSync(join(dir, 'clawgym.config.mjs'), `const model = { model: { dModel: 32, layers: 1, heads: 2, context: 384 } };
 export default {
   name: 'tiny', engine: { use: 'embedded', options: model }, trainer: { use: 'embedded', options: model },
-  harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ['write'] } }], algorithm: 'grpo',
-  run: { steps: ${steps}, tasksPerStep: 2, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000 },
+  harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ${JSON.stringify(families)} } }], algorithm: 'grpo',
+  run: { steps: ${steps}, tasksPerStep: ${families.length > 1 ? 4 : 2}, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000 },
 };\n`);
   return dir;
 }
@@ -63,9 +63,12 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('data-charts-drawn');
   }, 300_000);
 
-  it('refuses to overwrite an existing run without --resume', () => {
-    const dir = project(1);
+  it('refuses to overwrite an existing run without --resume; a step\'s reward is also split by category', () => {
+    const dir = project(1, ['write', 'vocab-write']);
     expect(spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8', timeout: 120_000 }).status).toBe(0);
+    const step = lines(join(dir, 'runs', 'tiny', 'metrics.jsonl')).find((l) => l.kind === 'step') as unknown as { values: Record<string, number> };
+    const perCategory = Object.keys(step.values).filter((k) => k.startsWith('reward/agentloop/')).sort();
+    expect(perCategory).toEqual(['reward/agentloop/vocab-write', 'reward/agentloop/write']);
     const again = spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8' });
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('already exists');

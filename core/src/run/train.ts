@@ -174,6 +174,14 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
         ...Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`train/${k}`, v])),
       };
       for (const { harness } of harnesses) values2[`reward/${harness.name}`] = mean(scored.filter((r) => r.request.harness === harness.name).map((r) => r.reward));
+      // Per harness × category too, when there is more than one category: where the reward moves.
+      const categories = [...new Set(scored.map((r) => r.request.category))].sort();
+      if (categories.length > 1) {
+        for (const { harness } of harnesses) for (const c of categories) {
+          const rs = scored.filter((r) => r.request.harness === harness.name && r.request.category === c);
+          if (rs.length) values2[`reward/${harness.name}/${c}`] = mean(rs.map((r) => r.reward));
+        }
+      }
       await emit({ kind: 'step', step, time: Date.now(), values: values2 }, `step ${step}/${config.run.steps}: reward ${values2.reward!.toFixed(3)}, pass ${(100 * values2.pass!).toFixed(1)}%, ${reports.length} rollouts (${values2.infra} infra), loss ${metrics.loss.toFixed(4)}, |Δlogp| ${metrics.mismatchAbsLogp.toFixed(5)}, ${values2.seconds!.toFixed(1)} s`);
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values2 });
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
