@@ -112,6 +112,29 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).model).toEqual(config);
   });
 
+  it('the value head moves valueLrScale times as far as it would at the policy\'s lr', async () => {
+    const moved = async (valueLrScale: number) => {
+      const policy = new SharedPolicy(config, cpuKernels(), 9);
+      const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 9);
+      const before = policy.model.params.get('value.b')![0]!;
+      const wBefore = policy.model.params.get('tok_emb')!.slice();
+      const info = { rolloutId: 'a', taskId: 't', category: 'c', harness: 'h', outcome: 'ok' as const, reward: 1 };
+      const tree = buildTree([record(await sample(engine, 1, 8))], info, { messageEndId: tokenizer.special('<|im_end|>') });
+      const gen = tree.nodes.filter((n) => n.kind === 'generated');
+      await new EmbeddedTrainer(policy, { ...opt, valueLrScale }).step({
+        trees: [tree],
+        advantages: { algorithm: 'test', advantages: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(0.5)]))]]), valueTargets: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))]]), metrics: {} },
+        loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, valueCoef: 0.5 },
+      });
+      const emb = policy.model.params.get('tok_emb')!;
+      return { value: Math.abs(policy.model.params.get('value.b')![0]! - before), emb: emb.reduce((m, x, i) => Math.max(m, Math.abs(x - wBefore[i]!)), 0) };
+    };
+    const one = await moved(1);
+    const ten = await moved(10);
+    expect(ten.value / one.value).toBeCloseTo(10, 3);
+    expect(ten.emb).toBeCloseTo(one.emb, 6); // the rest at the policy's lr
+  });
+
   it('policy steps move logprobs with the advantage sign, and the value head toward the return', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 8);
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 8);

@@ -26,6 +26,8 @@ export const EmbeddedOptions = z.strictObject({
     context: z.number().int().positive().default(512),
     mlpHidden: z.number().int().positive().optional(),
     valueHead: z.boolean().default(true),
+    /** Train the value head alone, not the shared layers under it (see ModelConfig.valueDetach). */
+    valueDetach: z.boolean().default(true),
   }).prefault({}),
   /** A checkpoint folder (model.safetensors + config.json) to start from (weights only; relative to the config's folder). */
   checkpoint: z.string().optional(),
@@ -48,6 +50,12 @@ export const EmbeddedOptions = z.strictObject({
     weightDecay: z.number().min(0).default(0.01),
     gradClip: z.number().min(0).default(1),
     warmupSteps: z.number().int().min(0).default(10),
+    /**
+     * The value head's learning rate as a multiple of lr. Adam moves a weight by about lr per
+     * step, so at the policy's lr a fresh head would need thousands of steps to reach the mean
+     * reward; PPO's advantages R − V are noise until it does.
+     */
+    valueLrScale: z.number().positive().default(30),
   }).prefault({}),
 });
 
@@ -75,7 +83,7 @@ export default definePlugin({
       const { tokenizer } = byteChatMl();
       const m = options.model;
       if (m.dModel % m.heads !== 0) throw new Error(`model.dModel (${m.dModel}) must be divisible by model.heads (${m.heads})`);
-      const config: ModelConfig = { vocabSize: tokenizer.vocabSize, dModel: m.dModel, layers: m.layers, heads: m.heads, context: m.context, mlpHidden: m.mlpHidden ?? 4 * m.dModel, valueHead: m.valueHead };
+      const config: ModelConfig = { vocabSize: tokenizer.vocabSize, dModel: m.dModel, layers: m.layers, heads: m.heads, context: m.context, mlpHidden: m.mlpHidden ?? 4 * m.dModel, valueHead: m.valueHead, valueDetach: m.valueDetach };
       const kernels = registry.get('kernels', options.kernels) as ComputeKernels;
       const entry = { policy: new SharedPolicy(config, kernels, ctx.seed), options };
       policies.set(ctx.runDir, entry);

@@ -52,6 +52,21 @@ describe('embedded transformer', () => {
   const w = Array.from(tokens, () => rng.next() - 0.3);
   const u = Array.from(tokens, () => rng.next() - 0.5);
 
+  it('with valueDetach, the value loss trains the value head alone: every other gradient is the policy loss\'s', () => {
+    const m = model64();
+    const detached = new Transformer({ ...config, valueDetach: true }, m.params, referenceKernels);
+    detached.F = m.F;
+    const withValue = lossAndGrads(detached, tokens, parents, w, u, true).grads!;
+    const policyOnly = lossAndGrads(detached, tokens, parents, w, u.map(() => 0), true).grads!;
+    const coupled = lossAndGrads(m, tokens, parents, w, u, true).grads!;
+    for (const [name, g] of withValue) {
+      if (name.startsWith('value.')) expect([...g]).toEqual([...coupled.get(name)!]);
+      else expect([...g]).toEqual([...policyOnly.get(name)!]);
+    }
+    // Coupled (the default of the bare model), the value loss does reach the layers under it.
+    expect([...coupled.get('l1.w2')!]).not.toEqual([...policyOnly.get('l1.w2')!]);
+  });
+
   it('has the gradients of finite differences in float64, for every parameter tensor of every layer', () => {
     const m = model64();
     const { grads } = lossAndGrads(m, tokens, parents, w, u, true);

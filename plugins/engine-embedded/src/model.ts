@@ -13,6 +13,12 @@ export interface ModelConfig {
   mlpHidden: number;
   /** Scalar value head on the final hidden state (for PPO). */
   valueHead: boolean;
+  /**
+   * The value loss trains the value head only, not the layers under it (default false). A small
+   * model shares every weight with its policy: an untrained head's large early errors would
+   * otherwise move the policy.
+   */
+  valueDetach?: boolean;
 }
 
 /** Parameter names and shapes, in a fixed order (the checkpoint's order). */
@@ -180,7 +186,8 @@ export class Transformer {
         const dv = dvalues[t]!;
         if (dv === 0) continue;
         db[0] = db[0]! + dv;
-        for (let i = 0; i < d; i++) { dw[i] = dw[i]! + dv * cache.hf[t * d + i]!; dhf[t * d + i] = dhf[t * d + i]! + dv * w[i]!; }
+        for (let i = 0; i < d; i++) dw[i] = dw[i]! + dv * cache.hf[t * d + i]!;
+        if (!this.config.valueDetach) for (let i = 0; i < d; i++) dhf[t * d + i] = dhf[t * d + i]! + dv * w[i]!;
       }
     }
     let dx = new this.F(T * d);

@@ -16,6 +16,8 @@ export interface OptimizerConfig {
   gradClip: number;
   /** Linear warm-up steps, then constant. */
   warmupSteps: number;
+  /** The value head's lr as a multiple of lr (default 1). */
+  valueLrScale?: number;
 }
 
 /** Log-probabilities of `tokens[i]` predicted from its parent's position, for every i with a parent. */
@@ -189,7 +191,8 @@ export class EmbeddedTrainer implements Trainer {
       if (scale !== 1) for (let i = 0; i < g.length; i++) g[i] = g[i]! * scale;
       // No weight decay on gains, biases and embeddings' positions.
       const decay = /\.(g|b|b1|b2|bo)$|^value\.b$/.test(name) ? 0 : this.opt.weightDecay;
-      K.adamw(p, g, this.m.get(name)!, this.v.get(name)!, this.t, lr, this.opt.beta1, this.opt.beta2, this.opt.eps, decay);
+      const scaled = name.startsWith('value.') ? lr * (this.opt.valueLrScale ?? 1) : lr;
+      K.adamw(p, g, this.m.get(name)!, this.v.get(name)!, this.t, scaled, this.opt.beta1, this.opt.beta2, this.opt.eps, decay);
     }
     return norm;
   }
