@@ -54,6 +54,11 @@ export const ConfigSchema = z.strictObject({
     clipHigh: z.number().positive().default(0.28),
     tisCap: z.number().positive().default(2),
     valueCoef: z.number().min(0).default(0.5),
+    /**
+     * Optimiser steps on each step's batch (PPO's epochs), ratios clipped against the policy
+     * that sampled it. More learning per rollout where rollouts are what costs.
+     */
+    epochs: z.number().int().min(1).max(16).default(1),
   }).prefault({}),
   tree: z.strictObject({
     maxBranches: positiveInt.default(16),

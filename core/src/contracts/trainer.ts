@@ -10,6 +10,11 @@ export interface PolicyLossConfig {
   tisCap: number;
   /** Weight of the value loss `(V − R)²` (PPO only). */
   valueCoef?: number;
+  /**
+   * Optimiser steps on this batch (default 1). Every one clips its ratio against the policy at
+   * the start of the first, whose logprobs also give the importance weight.
+   */
+  epochs?: number;
 }
 
 /** One optimisation step's input: filtered trees and their advantages. */

@@ -135,6 +135,32 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     expect(ten.emb).toBeCloseTo(one.emb, 6); // the rest at the policy's lr
   });
 
+  it('loss.epochs: several optimiser steps on one batch, each clipped against the policy that sampled it', async () => {
+    const run = async (epochs: number, calls: number) => {
+      const policy = new SharedPolicy(config, cpuKernels(), 10);
+      const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 10);
+      const info = { rolloutId: 'a', taskId: 't', category: 'c', harness: 'h', outcome: 'ok' as const, reward: 1 };
+      const tree = buildTree([record(await sample(engine, 3, 16))], info, { messageEndId: tokenizer.special('<|im_end|>') });
+      const gen = tree.nodes.filter((n) => n.kind === 'generated');
+      const trainer = new EmbeddedTrainer(policy, { ...opt, lr: 0.05 });
+      const batch = { trees: [tree], advantages: { algorithm: 'test', advantages: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))]]), metrics: {} }, loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, epochs } };
+      let metrics;
+      for (let i = 0; i < calls; i++) metrics = await trainer.step(batch);
+      return { metrics: metrics!, version: policy.version, w: policy.model.params.get('l0.wq')!.slice() };
+    };
+    const twoEpochs = await run(2, 1);
+    const twoSteps = await run(1, 2); // each step clips against the weights it starts from
+    expect(twoEpochs.version).toBe(2);
+    expect(twoSteps.version).toBe(2);
+    // After a large first update most ratios are past 1 + clipHigh: the second epoch clips them.
+    expect(twoEpochs.metrics.clipFraction).toBeGreaterThan(0.5);
+    expect(twoSteps.metrics.clipFraction).toBe(0);
+    expect(twoEpochs.w).not.toEqual(twoSteps.w);
+    // Mismatch is read where the weights are the sampler's: the first epoch.
+    expect(twoEpochs.metrics.mismatchAbsLogp).toBeLessThan(1e-4);
+    expect(twoEpochs.metrics.epochs).toBe(2);
+  });
+
   it('policy steps move logprobs with the advantage sign, and the value head toward the return', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 8);
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 8);

@@ -91,6 +91,20 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   async step(batch: TrainerBatch): Promise<TrainMetrics> {
+    const epochs = Math.max(1, Math.floor(batch.loss.epochs ?? 1));
+    // The policy at the start of the step, per tree: every epoch's ratio is clipped against it.
+    const logpOld = new Map<string, Float32Array>();
+    let first: TrainMetrics | undefined;
+    let last!: TrainMetrics;
+    for (let e = 0; e < epochs; e++) {
+      last = this.epoch(batch, logpOld);
+      first ??= last;
+    }
+    // Mismatch is read at the first epoch (same weights as the engine's); clipping at the last.
+    return { ...last, loss: first!.loss, mismatchAbsLogp: first!.mismatchAbsLogp, mismatchKl: first!.mismatchKl, ...(epochs > 1 ? { epochs } : {}) };
+  }
+
+  private epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): TrainMetrics {
     const model = this.policy.model;
     const V = this.policy.config.vocabSize;
     const grads = zerosLike(model.params);
@@ -106,9 +120,9 @@ export class EmbeddedTrainer implements Trainer {
       const n = idx.length;
       if (n === 0) continue;
       const logp = Float32Array.from(idx, (i) => lpAll[i]!);
-      // One optimiser step per batch: the policy at the start of the step is the current one.
+      if (!logpOld.has(tree.rolloutId)) logpOld.set(tree.rolloutId, logp);
       const res = policyLoss({
-        logp, logpOld: logp, logpRollout: Float32Array.from(idx, (i) => packed.rolloutLogprobs[i]!),
+        logp, logpOld: logpOld.get(tree.rolloutId)!, logpRollout: Float32Array.from(idx, (i) => packed.rolloutLogprobs[i]!),
         advantages: Float32Array.from(idx, (i) => packed.advantages[i]!),
         clipLow: batch.loss.clipLow, clipHigh: batch.loss.clipHigh, tisCap: batch.loss.tisCap,
       });
