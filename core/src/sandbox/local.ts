@@ -20,7 +20,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
-import { startProcess } from './spawner';
+import { startProcess, warmSpawner } from './spawner';
 
 /** The workspace as processes in a bubblewrap sandbox see it. */
 export const SANDBOX_WORKSPACE = '/workspace';
@@ -458,6 +458,7 @@ async function isFresh(dir: string): Promise<boolean> {
 async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): Promise<Sandbox> {
   checkId('runId', spec.runId);
   checkId('rolloutId', spec.rolloutId);
+  warmSpawner();
   const bwrap = m.mode === 'bubblewrap';
   const socketPath = spec.modelEndpoint.socketPath;
   const isolatedNet = bwrap || m.netns.ok;

@@ -81,6 +81,11 @@ function startHelper(): ChildProcess | undefined {
   }
 }
 
+/** Start the helper now (it takes a Node start-up), so the first command does not wait for it. */
+export function warmSpawner(): void {
+  startHelper();
+}
+
 /** Start `spec.cmd` in its own process group (detached), from the helper where it runs. */
 export function startProcess(spec: SpawnSpec): Started {
   const h = startHelper();
