@@ -37,6 +37,7 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     const child = spawn(process.execPath, [bin, 'run'], { cwd: dir, stdio: 'ignore' });
     await new Promise<void>((ok, fail) => {
       const timer = setInterval(() => {
+        // state.json is replaced by rename, so a read sees a whole file or none.
         const state = existsSync(join(runDir, 'state.json')) ? JSON.parse(readFileSync(join(runDir, 'state.json'), 'utf8')) : undefined;
         if (state?.step === 1 && state.stepStarts?.['2'] === 1) { clearInterval(timer); child.kill('SIGKILL'); ok(); }
       }, 20);

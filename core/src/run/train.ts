@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { MetricsEvent, RunProgress } from '../contracts/reporter';
@@ -55,6 +55,11 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   const statePath = join(runDir, 'state.json');
   let state: RunState = { step: 0, stepStarts: {} };
+  // Written beside, then renamed over: a kill mid-write never leaves a truncated state to resume from.
+  const saveState = async () => {
+    await writeFile(`${statePath}.tmp`, `${JSON.stringify(state)}\n`);
+    await rename(`${statePath}.tmp`, statePath);
+  };
   if (existsSync(statePath)) {
     if (!o.resume) throw new ClawGymError(ErrorCodes.USAGE, `run ${runDir} already exists`, { hint: 'Pass --resume to continue it, or --name to start another.' });
     state = JSON.parse(await readFile(statePath, 'utf8')) as RunState;
@@ -129,7 +134,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       // A step restarted after a kill gets fresh rollout ids: earlier records stay, none collide.
       const attempt = (state.stepStarts[step] ?? 0) + 1;
       state.stepStarts[step] = attempt;
-      await writeFile(statePath, `${JSON.stringify(state)}\n`);
+      await saveState();
       await kernel.hooks.stepStart.promise({ runId: name, step });
       const rng = new Rng(seed * 1_000_003 + step);
       const jobs: RolloutJob[] = [];
@@ -159,7 +164,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       // The checkpoint, then the state: a kill in between redoes nothing twice.
       await saveCheckpoint(trainer, checkpoint);
       state.step = step;
-      await writeFile(statePath, `${JSON.stringify(state)}\n`);
+      await saveState();
       const seconds = (Date.now() - started) / 1000;
       stepSeconds.push(seconds);
       progress({ etaSeconds: mean(stepSeconds) * (config.run.steps - step) });
