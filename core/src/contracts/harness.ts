@@ -1,6 +1,7 @@
 import type { CanonicalConversation } from './messages';
 import type { WireFormat } from './records';
 import type { Sandbox } from './sandbox';
+import type { OracleTurn } from './task';
 
 /** Where and how the harness reaches the model: its proxy session. */
 export interface ModelEndpoint {
@@ -54,4 +55,13 @@ export interface Harness {
    * tree builder decides by shared prefix alone.
    */
   classifyCall?(conversation: CanonicalConversation, requestedModel: string): 'main' | 'side';
+  /**
+   * One call of a task's oracle (written in agentloop's tool vocabulary: `read_file`,
+   * `write_file`, `list_files`, `bash`) made with this harness's own tools, so the oracle can
+   * play, and make demonstrations, through it. Default: the call as it is.
+   */
+  oracleCall?(call: OracleToolCall): OracleToolCall;
 }
+
+/** One tool call of an oracle turn. */
+export type OracleToolCall = OracleTurn['toolCalls'][number];

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
 import type { SandboxProvider } from '../contracts/sandbox';
-import type { Task } from '../contracts/task';
+import type { OracleTurn, Task } from '../contracts/task';
 import type { Kernel } from '../kernel/kernel';
 import { ServingProxy } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
@@ -77,29 +77,39 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
   }).sort((a, b) => a.harness.localeCompare(b.harness) || (a.category === 'all' ? 1 : b.category === 'all' ? -1 : a.category.localeCompare(b.category)));
 }
 
+/** Oracle turns made with `harness`'s own tools (see {@link Harness.oracleCall}). */
+export function oracleFor(harness: Harness, turns: readonly OracleTurn[]): OracleTurn[] {
+  const call = harness.oracleCall?.bind(harness);
+  return call ? turns.map((turn) => ({ toolCalls: turn.toolCalls.map((c) => call(c)) })) : [...turns];
+}
+
 /**
  * Evaluate: every task × harness × k samples as real rollouts (sandbox, proxy, harness,
  * verifier), summarised as Pass@1 and pass@k per harness and category, and written to
  * `<runDir>/eval.json`.
  */
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
-  const taskByRollout = new Map<string, Task>();
+  const taskByRollout = new Map<string, { task: Task; harness: Harness }>();
   const jobs: RolloutJob[] = [];
   o.harnesses.forEach(({ harness, options }) => {
     o.tasks.forEach((task, t) => {
       for (let s = 0; s < o.k; s++) {
         const rolloutId = `eval-${harness.name}-${t}-${s}`;
-        taskByRollout.set(rolloutId, task);
+        taskByRollout.set(rolloutId, { task, harness });
         jobs.push({ rolloutId, step: 0, task, harness, harnessOptions: options ?? {} });
       }
     });
   });
   let engine: Engine;
   if (typeof o.engine === 'function') {
-    // Engines that play oracles read them synchronously: make the asynchronous ones first.
-    const ready = new Map<Task, Task>();
-    for (const t of o.tasks) ready.set(t, typeof t.oracle === 'function' ? { ...t, oracle: await oracleOf(t) } : t);
-    engine = o.engine((id) => { const t = taskByRollout.get(id); return t && ready.get(t); });
+    // Engines that play oracles read them synchronously: make the asynchronous ones first, and
+    // in each harness's own tools.
+    const ready = new Map<Task, Map<Harness, Task>>();
+    for (const t of o.tasks) {
+      const turns = await oracleOf(t);
+      ready.set(t, new Map(o.harnesses.map(({ harness }) => [harness, { ...t, oracle: turns && oracleFor(harness, turns) }])));
+    }
+    engine = o.engine((id) => { const j = taskByRollout.get(id); return j && ready.get(j.task)?.get(j.harness); });
   } else engine = o.engine;
   await mkdir(o.runDir, { recursive: true });
   const proxy = new ServingProxy({ engine, store: new CallStore(join(o.runDir, 'calls')), runId: o.runId, maxTokens: o.maxTokens, onRecord: o.kernel ? (r) => o.kernel!.hooks.onModelCall.promise(r) : undefined });

@@ -32,6 +32,20 @@ export const claudeCodeHarness: Harness = {
   classifyCall(conversation) {
     return conversation.tools.length === 0 ? 'side' : 'main';
   },
+  /**
+   * The oracle's calls with Claude Code's tools. Relative paths work: Read and Write resolve
+   * them against the working directory, the workspace.
+   */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'Read', arguments: { file_path: a.path } };
+      case 'write_file': return { name: 'Write', arguments: { file_path: a.path, content: a.content } };
+      case 'list_files': return { name: 'Bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'bash': return { name: 'Bash', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   async run(ctx) {
     const options = parseWithSchema(ClaudeCodeOptions, ctx.options, 'options of harness "claude-code"');
     const { argv, env, tmpDir } = claudeCodeInvocation(ctx, options);
