@@ -26,6 +26,23 @@ describe('compact template', () => {
     expect(ids.length).toBeLessThan(200);
   });
 
+  it('cuts the system reminders a harness puts into user turns and tool results like its system prompt', () => {
+    const reminder = '<system-reminder>\nAs you answer the user\'s questions, you can use the following context:\n# currentDate\nToday\'s date is 2026-11-29.\n</system-reminder>';
+    const conversation = (chars: number) => tokenizer.decode(new CompactTemplate(tokenizer, { systemChars: chars, toolResultChars: 400 }).render({
+      messages: [
+        { role: 'user', parts: [{ type: 'text', text: `${reminder}\n\nRead ivy.txt and write its text in upper case to dew.txt` }] },
+        { role: 'tool', parts: [{ type: 'tool_result', callId: 'c', content: `1\tink\n${reminder}` }] },
+      ],
+      tools: [],
+    }));
+    expect(conversation(0)).toBe('<|im_start|>system\n<|im_end|>\n<|im_start|>user\nRead ivy.txt and write its text in upper case to dew.txt<|im_end|>\n'
+      + '<|im_start|>user\n<tool_response>1\tink\n</tool_response><|im_end|>\n<|im_start|>assistant\n');
+    expect(conversation(20)).toContain('<|im_start|>user\n<system-reminder>\nAs…[cut]\nRead ivy.txt');
+    expect(conversation(1000)).toContain(`${reminder}\nRead ivy.txt`);
+    // Text that only mentions a reminder tag, unclosed, is the user's and stays.
+    expect(tokenizer.decode(template.render({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'say <system-reminder> once' }] }], tools: [] }))).toContain('say <system-reminder> once');
+  });
+
   it('maps its compact call syntax to and from JSON arguments exactly', () => {
     const value = fc.string({ maxLength: 20 }).filter((s) => !s.includes('\uFFFD'));
     fc.assert(fc.property(value, value, fc.integer(), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), (path, content, timeout, flags) => {

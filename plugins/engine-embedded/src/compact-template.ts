@@ -2,13 +2,24 @@ import { eventsToMessage, newToolCallId, type ByteTokenizer, type CanonicalConve
 
 /** How much of what harnesses send the compact template keeps. */
 export interface CompactOptions {
-  /** Characters of system text kept (head); 0 drops the harness's system prompt. */
+  /**
+   * Characters of system text kept (head); 0 drops the harness's system prompt, and the
+   * `<system-reminder>` blocks some harnesses (Claude Code) put into user turns.
+   */
   systemChars: number;
   /** Characters of each tool result kept (head), with a marker when cut. */
   toolResultChars: number;
 }
 
 const SEP = '<|sep|>';
+
+/** System text a harness puts into a user turn: Claude Code's context, date and file-read notes. */
+const REMINDER = /(<system-reminder>[\s\S]*?<\/system-reminder>)\s*/g;
+
+/** A user turn's text with its system reminders cut to `chars` each (dropped at 0). */
+export function cutReminders(text: string, chars: number): string {
+  return text.replace(REMINDER, (_, block: string) => (chars > 0 ? `${block.slice(0, chars)}${block.length > chars ? '…[cut]' : ''}\n` : ''));
+}
 
 /** Parameter names of a tool, required ones first, as the compact template lists them. */
 export function toolParams(tool: ToolSpec): string[] {
@@ -24,8 +35,9 @@ const isStringParam = (tool: ToolSpec | undefined, name: string) => {
 
 /**
  * A compact chat template for a small byte-level model. A tiny model should not read 30 kB of
- * JSON schemas to act, so tools are listed as `name(param, ...)`, the harness's system prompt is
- * cut to `systemChars`, tool results to `toolResultChars`, and a tool call is written
+ * JSON schemas to act, so tools are listed as `name(param, ...)`, the harness's system prompt
+ * and the system reminders it puts into user turns are cut to `systemChars`, tool results to
+ * `toolResultChars`, and a tool call is written
  * `<tool_call>name<|sep|>param<|sep|>value<|sep|>param<|sep|>value</tool_call>` — string values
  * raw, others as JSON. Parsing maps it back to the wire formats' JSON arguments exactly (values
  * typed by the request's tool schemas). Turns use the ChatML specials.
@@ -99,11 +111,12 @@ export class CompactTemplate implements ChatTemplate {
       this.enc(ids, `${m.role === 'system' ? 'system' : 'user'}\n`);
       for (const p of m.parts) {
         if (p.type === 'tool_result') {
-          const cut = p.content.length > this.options.toolResultChars;
+          const content = cutReminders(p.content, this.options.systemChars);
+          const cut = content.length > this.options.toolResultChars;
           ids.push(this.sp.res);
-          this.enc(ids, cut ? `${p.content.slice(0, this.options.toolResultChars)}…[cut]` : p.content);
+          this.enc(ids, cut ? `${content.slice(0, this.options.toolResultChars)}…[cut]` : content);
           ids.push(this.sp.resEnd);
-        } else if (p.type === 'text') this.enc(ids, m.role === 'system' ? p.text.slice(0, this.options.systemChars) : p.text);
+        } else if (p.type === 'text') this.enc(ids, m.role === 'system' ? p.text.slice(0, this.options.systemChars) : cutReminders(p.text, this.options.systemChars));
       }
     }
     ids.push(this.sp.end);

@@ -218,6 +218,23 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     expect(Array.from(other.model.params.get('tok_emb')!)).toEqual(before);
   });
 
+  it('starts a longer-context model from a shorter one\'s checkpoint: it computes what the shorter one did, positions past the old context included', async () => {
+    const short = new SharedPolicy({ ...config, context: 16 }, cpuKernels(), 12);
+    const dir = tmp('ckpt-short-');
+    await new EmbeddedTrainer(short, opt).save(dir);
+    const long = new SharedPolicy({ ...config, context: 40 }, cpuKernels(), 13);
+    await new EmbeddedTrainer(long, opt).load(dir, { weightsOnly: true });
+    const T = 30;
+    const tokens = Int32Array.from({ length: T }, (_, i) => 97 + ((i * 7) % 26));
+    const parents = Int32Array.from({ length: T }, (_, i) => i - 1);
+    const positions = Int32Array.from({ length: T }, (_, i) => i);
+    const a = short.model.forward(tokens, parents, positions).logits;
+    const b = long.model.forward(tokens, parents, positions).logits;
+    expect(Math.max(...Array.from(a, (x, i) => Math.abs(x - b[i]!)))).toBeLessThan(1e-5);
+    // Resuming (optimiser state and all) needs the same shape.
+    await expect(new EmbeddedTrainer(long, opt).load(dir)).rejects.toThrow(/does not fit this model: tensor pos_emb has 512 values, expected 1280/);
+  });
+
   it('keeps a prompt that fits whole, cutting the output to the room left, so its logprobs still equal the trainer\'s', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 11);
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 11);

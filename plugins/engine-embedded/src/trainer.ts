@@ -226,8 +226,17 @@ export class EmbeddedTrainer implements Trainer {
     });
     const meta = JSON.parse(metaText) as { model: ModelConfig; step: number; policyVersion: number };
     const { tensors } = await loadSafetensors(join(dir, 'model.safetensors'));
+    const d = this.policy.model.config.dModel;
     for (const [name, p] of this.policy.model.params) {
       const t = tensors.get(name);
+      if (name === 'pos_emb' && t && options.weightsOnly && t.data.length % d === 0 && t.data.length < p.length) {
+        // A model with a longer context starts from one with a shorter one: the old model read
+        // every position past its context as its last, so the new positions start as that one's
+        // embedding and the longer model computes what the shorter one did.
+        p.set(t.data);
+        for (let at = t.data.length; at < p.length; at += d) p.set(t.data.subarray(t.data.length - d), at);
+        continue;
+      }
       if (!t || t.data.length !== p.length) throw new Error(`checkpoint ${dir} does not fit this model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`);
       p.set(t.data);
     }
