@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeF
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bubblewrapPath } from '@clawgym/core';
-import { describeIf } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites } from '@clawgym/core/testing';
 
 const dirs: string[] = [];
 const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
@@ -13,7 +13,7 @@ const repo = resolve(__dirname, '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 
 /** A tiny but real training run: embedded model, agentloop, built-in write tasks, GRPO. */
-function project(steps: number, families = ['write']) {
+function project(steps: number, families = ['write'], run = '') {
   const dir = tmp('clawgym-run-');
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"name":"run-test","private":true}');
@@ -21,7 +21,7 @@ function project(steps: number, families = ['write']) {
 export default {
   name: 'tiny', engine: { use: 'embedded', options: model }, trainer: { use: 'embedded', options: model },
   harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ${JSON.stringify(families)} } }], algorithm: 'grpo',
-  run: { steps: ${steps}, tasksPerStep: ${families.length > 1 ? 4 : 2}, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000 },
+  run: { steps: ${steps}, tasksPerStep: ${families.length > 1 ? 4 : 2}, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000${run} },
 };\n`);
   return dir;
 }
@@ -91,4 +91,28 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(piped.stdout).not.toContain('\x1b[');
     expect(piped.stdout).toMatch(/step 2\/2: reward/);
   }, 360_000);
+});
+
+const claudeCode = harnessE2ePrerequisites('claude-code');
+
+describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym run, evaluated through a harness it does not train through', () => {
+  describeIf(claudeCode.missing, 'with the real Claude Code CLI', () => {
+    it('run.evalHarnesses: trains through agentloop only, evaluates held-out Pass@1 through agentloop and Claude Code', () => {
+      const cc = JSON.stringify({ use: 'claude-code', options: { bin: 'bin' in claudeCode.cli ? claudeCode.cli.bin : '', tools: ['Bash', 'Read', 'Write'] } });
+      const dir = project(1, ['vocab-upper'], `, evalHarnesses: ['agentloop', ${cc}]`);
+      const r = spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8', timeout: 180_000 });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const all = lines(join(dir, 'runs', 'tiny', 'metrics.jsonl')) as unknown as { kind: string; step: number; values: Record<string, number> }[];
+      const evals = all.filter((l) => l.kind === 'eval');
+      expect(evals.map((l) => l.step)).toEqual([0, 1]);
+      for (const e of evals) expect(Object.keys(e.values).filter((k) => k.endsWith('/all')).sort()).toEqual(['pass1/agentloop/all', 'pass1/claude-code/all']);
+      // Trained through agentloop alone: every step rollout went through it.
+      const step = all.find((l) => l.kind === 'step')!;
+      expect(Object.keys(step.values).filter((k) => k.startsWith('reward/'))).toEqual(['reward/agentloop']);
+      const evaluated = JSON.parse(readFileSync(join(dir, 'runs', 'tiny', 'eval', 'step-0', 'eval.json'), 'utf8')) as { rollouts: { harness: string; outcome: string }[] };
+      expect(evaluated.rollouts.filter((x) => x.harness === 'claude-code').length).toBe(2);
+      expect(evaluated.rollouts.every((x) => x.outcome !== 'infra-error')).toBe(true);
+    }, 240_000);
+  });
 });

@@ -44,6 +44,11 @@ export const ConfigSchema = z.strictObject({
     /** Evaluate on the test split every N steps (0: only at start and end). */
     evalEvery: z.number().int().min(0).default(5),
     evalTasks: positiveInt.default(100),
+    /**
+     * Harnesses the held-out evaluation runs through (default: the ones trained through). A
+     * policy trained through one harness can be measured through another: how it transfers.
+     */
+    evalHarnesses: z.array(SlotSchema).min(1).optional(),
     outDir: z.string().default('runs'),
     rolloutTimeoutMs: positiveInt.default(120_000),
     /** Retries of a rollout after an infrastructure failure (never after a harness failure). */

@@ -9,7 +9,7 @@ import type { ResolvedConfig } from '../config/schema';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { evaluate } from '../eval/evaluate';
 import { writeReport } from '../report/report';
-import { createKernel, provider, slotOptions, trainerOptions } from '../kernel/create';
+import { createKernel, provider, slotOptions, trainerOptions, type SlotRef } from '../kernel/create';
 import { ServingProxy } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RolloutJob } from '../rollout/runner';
@@ -78,7 +78,9 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const checkpoint = join(runDir, 'checkpoint');
   if (state.step > 0) await trainer.load(checkpoint);
   const sandboxes = await provider(kernel, 'sandbox', config.sandbox);
-  const harnesses = await Promise.all(config.harnesses.map(async (slot) => ({ harness: await provider(kernel, 'harness', slot), options: slotOptions(slot) })));
+  const harnessesOf = (slots: readonly SlotRef[]) => Promise.all(slots.map(async (slot) => ({ harness: await provider(kernel, 'harness', slot), options: slotOptions(slot) })));
+  const harnesses = await harnessesOf(config.harnesses);
+  const evalHarnesses = config.run.evalHarnesses ? await harnessesOf(config.run.evalHarnesses) : harnesses;
   const trainTasks: Task[] = [];
   const testTasks: Task[] = [];
   for (const slot of config.tasks) {
@@ -110,10 +112,10 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   });
 
   const heldOut = async (step: number) => {
-    progress({ phase: 'eval', step, done: 0, inFlight: 0, total: testTasks.length * harnesses.length });
+    progress({ phase: 'eval', step, done: 0, inFlight: 0, total: testTasks.length * evalHarnesses.length });
     const report = await evaluate({
       onProgress: (done, total) => progress({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
-      runId: `${name}-eval`, runDir: join(runDir, 'eval', `step-${step}`), tasks: testTasks, harnesses, engine, sandboxes, k: 1,
+      runId: `${name}-eval`, runDir: join(runDir, 'eval', `step-${step}`), tasks: testTasks, harnesses: evalHarnesses, engine, sandboxes, k: 1,
       concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
     });
     const values: Record<string, number> = {};
