@@ -37,6 +37,15 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(r.stdout).toMatch(/step 3\/5 {2}loss \d+\.\d+/);
     expect(r.stdout).not.toContain('step 4/5');
     expect(existsSync(join(dir, 'ck', 'model.safetensors'))).toBe(true);
+    // --reuse-demos trains on the same demonstrations without playing them: the same first step.
+    const again = spawnSync(process.execPath, [bin, 'sft', '--fresh', '--reuse-demos', '--demos', '4', '--steps', '5', '--stop-after', '1', '--batch', '2', '--out', 'ck2'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(again.status).toBe(0);
+    expect(again.stderr).toContain('reusing 4 played rollouts');
+    expect(again.stderr).not.toContain('playing');
+    expect(/step 1\/5 {2}loss (\S+)/.exec(again.stdout)?.[1]).toBe(/step 1\/5 {2}loss (\S+)/.exec(r.stdout)?.[1]);
+    const other = spawnSync(process.execPath, [bin, 'sft', '--fresh', '--reuse-demos', '--demos', '3', '--steps', '1', '--out', 'ck2'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(other.status).toBe(1);
+    expect(other.stderr).toContain('were played for other tasks or harnesses (4 task x harness pairs there, 3 asked for with --demos 3)');
     expect(JSON.parse(readFileSync(join(dir, 'ck', 'config.json'), 'utf8')).step).toBe(3);
     // A run starts from it (weights only: the run's optimiser starts at step 0).
     const run = spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });

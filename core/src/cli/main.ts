@@ -90,6 +90,7 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('--stop-after <n>', 'stop after step n of the --steps schedule (calibrating a cold start); default: --steps')
     .option('--save-every <n>', 'save the checkpoint every n steps as well as at the end (0: only at the end)', '100')
     .option('--fresh', 'start from random weights even if the config names a checkpoint (to remake it)')
+    .option('--reuse-demos', 'train on the demonstrations the last sft of this name played (runs/<name>/demos) instead of playing them again')
     .action(async (opts: SftOptions) => sft(opts, io));
 
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')

@@ -126,7 +126,7 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     const reports = await runner.run(jobs);
     const categories = new Map(o.tasks.map((t) => [t.id, t.category]));
     const rows = summarize(reports, (id) => categories.get(id) ?? '?', o.k);
-    await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map((r) => ({ rolloutId: r.rolloutId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls })) }, null, 2)}\n`);
+    await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map((r) => ({ rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls })) }, null, 2)}\n`);
     return { k: o.k, rows, reports };
   } finally {
     await proxy.stop();

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
 import { ClawGymError, ErrorCodes } from '../../errors';
@@ -10,6 +11,9 @@ import { saveCheckpoint } from '../../train/checkpoint';
 import { Rng } from '../../util/rng';
 import type { RolloutTree } from '../../contracts/tree';
 import type { Task } from '../../contracts/task';
+import type { ModelCallRecord } from '../../contracts/records';
+import { CallStore } from '../../rollout/call-store';
+import type { RolloutReport } from '../../rollout/runner';
 
 export interface SftOptions {
   config?: string;
@@ -22,7 +26,11 @@ export interface SftOptions {
   lr?: string;
   fresh?: boolean;
   stopAfter?: string;
+  reuseDemos?: boolean;
 }
+
+/** One rollout as `eval.json` lists it. */
+interface PlayedRollout { rolloutId: string; sessionId?: string; taskId: string; harness: string; outcome: RolloutReport['outcome']; reward: number; pass: boolean | null }
 
 /**
  * `clawgym sft`: the supervised cold start. The scripted oracle plays train-split tasks through
@@ -62,15 +70,40 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   // Demonstrations are encoded with the policy's own tokenizer and template.
   const engine = await (await provider(kernel, 'engine', config.engine)).create(policyOptions(slotOptions(config.engine)), { runDir, seed: config.run.seed, rootDir: config.rootDir });
   if (!trainer.supervisedStep) throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `trainer "${trainer.name}" has no supervised step`);
-  io.err(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
-  const played = await evaluate({
-    runId: name, runDir: `${runDir}/demos`, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), sandboxes: await provider(kernel, 'sandbox', config.sandbox),
-    k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries, kernel,
-  });
+  const demosDir = `${runDir}/demos`;
+  let played: PlayedRollout[];
+  let recordsOf: (r: PlayedRollout) => Promise<ModelCallRecord[]>;
+  if (opts.reuseDemos) {
+    // The demonstrations a previous sft of this config played (to try other steps or lr
+    // without playing them again): the same tasks through the same harnesses, or an error.
+    const file = `${demosDir}/eval.json`;
+    const text = await readFile(file, 'utf8').catch(() => { throw new ClawGymError(ErrorCodes.USAGE, `--reuse-demos: no demonstrations at ${file}; run sft once without it to play them`); });
+    played = (JSON.parse(text) as { rollouts: PlayedRollout[] }).rollouts;
+    const want = new Set(tasks.flatMap((t) => harnesses.map((h) => `${t.id}\u0000${h.harness.name}`)));
+    const have = new Set(played.map((r) => `${r.taskId}\u0000${r.harness}`));
+    if (want.size !== have.size || [...want].some((k) => !have.has(k))) {
+      throw new ClawGymError(ErrorCodes.USAGE, `--reuse-demos: the demonstrations at ${demosDir} were played for other tasks or harnesses (${have.size} task x harness pairs there, ${want.size} asked for with --demos ${demos}); drop --reuse-demos to play them again`);
+    }
+    const store = new CallStore(`${demosDir}/calls`);
+    recordsOf = (r) => store.read(r.sessionId ?? r.rolloutId);
+    io.err(`reusing ${played.length} played rollouts from ${demosDir}\n`);
+  } else {
+    io.err(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
+    const reports = (await evaluate({
+      runId: name, runDir: demosDir, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), sandboxes: await provider(kernel, 'sandbox', config.sandbox),
+      k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries, kernel,
+    })).reports;
+    const byId = new Map(reports.map((r) => [r.rolloutId, r.records]));
+    played = reports.map((r) => ({ rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null }));
+    recordsOf = async (r) => byId.get(r.rolloutId) ?? [];
+  }
   const messageEndId = engine.chatTemplate.stopIds[0]!;
-  const trees: RolloutTree[] = played.reports.filter((r) => r.verdict?.pass).map((r) =>
-    applyFilters(buildTree(r.records, { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: r.reward }, { messageEndId }), config.tree));
-  io.err(`${trees.length} demonstrations (of ${played.reports.length} rollouts); ${steps} supervised steps${stopAfter < steps ? ` (stopping after ${stopAfter})` : ''}, batches of ${batchSize}\n`);
+  const categoryOf = new Map(tasks.map((t) => [t.id, t.category]));
+  const trees: RolloutTree[] = [];
+  for (const r of played.filter((x) => x.pass)) {
+    trees.push(applyFilters(buildTree(await recordsOf(r), { rolloutId: r.sessionId ?? r.rolloutId, taskId: r.taskId, category: categoryOf.get(r.taskId) ?? '', harness: r.harness, outcome: r.outcome, reward: r.reward }, { messageEndId }), config.tree));
+  }
+  io.err(`${trees.length} demonstrations (of ${played.length} rollouts); ${steps} supervised steps${stopAfter < steps ? ` (stopping after ${stopAfter})` : ''}, batches of ${batchSize}\n`);
   const rng = new Rng(config.run.seed);
   for (let s = 1; s <= stopAfter; s++) {
     const batch = Array.from({ length: Math.min(batchSize, trees.length) }, () => trees[rng.int(0, trees.length - 1)]!);
