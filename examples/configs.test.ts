@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createKernel, loadConfig, provider, slotOptions, trainerOptions } from '@clawgym/core';
 
 // Every example config loads, validates and resolves every provider it names.
-describe.each(['claude-code', 'mix-harness', 'ppo', 'grpo-200', 'cold-start'])('examples/%s.config.ts', (name) => {
+describe.each(['claude-code', 'mix-harness', 'agentloop-transfer', 'ppo', 'grpo-200', 'cold-start', 'cold-start-claude-code'])('examples/%s.config.ts', (name) => {
   it('is a valid config whose providers all resolve', async () => {
     const config = loadConfig({ cwd: __dirname, configFile: join(__dirname, `${name}.config.ts`) });
     expect(config.name).toBe(name);
@@ -31,5 +31,19 @@ describe('the default config (clawgym.config.ts at the root)', () => {
     const tasks = await (await provider(kernel, 'taskSuite', config.tasks[0]!)).tasks('test', { seed: config.run.seed, limit: 4, options: slotOptions(config.tasks[0]!) });
     expect(new Set(tasks.map((t) => t.category))).toEqual(new Set(['vocab-upper']));
     await kernel.dispose();
+  });
+});
+
+describe('the findings configs (examples/findings.ts)', () => {
+  it('start from the shipped Claude Code cold start, which fits their model, and evaluate through both harnesses', async () => {
+    for (const name of ['claude-code', 'mix-harness', 'agentloop-transfer']) {
+      const config = loadConfig({ cwd: __dirname, configFile: join(__dirname, `${name}.config.ts`) });
+      expect((config.run.evalHarnesses ?? []).map((h) => (typeof h === 'string' ? h : h.use))).toEqual(['agentloop', 'claude-code']);
+      const kernel = await createKernel(config, { logger: { info: () => {}, warn: () => {} } });
+      const ctx = { runDir: join(__dirname, '..', 'runs', `.config-test-${name}`), seed: 1, rootDir: config.rootDir };
+      const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
+      expect(engine.policyVersion()).toBe(0);
+      await kernel.dispose();
+    }
   });
 });
