@@ -9,7 +9,7 @@ import { defineConfig, type ClawGymConfig } from '@clawgym/core';
  */
 export const claudeCode = { use: 'claude-code', options: { bin: `${__dirname}/../.harnesses/claude-code/node_modules/.bin/claude`, tools: ['Bash', 'Read', 'Write'] } };
 
-export function findingsConfig(name: string, harnesses: ClawGymConfig['harnesses']) {
+export function findingsConfig(name: string, harnesses: ClawGymConfig['harnesses'], groupSize = 8) {
   return defineConfig({
     name,
     // Context 512 holds a vocab-upper rollout through Claude Code (about 460 tokens) once the
@@ -22,7 +22,7 @@ export function findingsConfig(name: string, harnesses: ClawGymConfig['harnesses
     algorithm: 'grpo',
     run: {
       outDir: '../runs',
-      steps: 40, tasksPerStep: 4, groupSize: 8, concurrency: 4,
+      steps: 40, tasksPerStep: 4, groupSize, concurrency: 4,
       evalEvery: 0, evalTasks: 150, evalHarnesses: ['agentloop', claudeCode],
     },
   });
