@@ -14,7 +14,7 @@ export function findingsConfig(name: string, harnesses: ClawGymConfig['harnesses
     name,
     // Context 512 holds a vocab-upper rollout through Claude Code (about 460 tokens) once the
     // compact template has dropped its system prompt and system reminders.
-    engine: { use: 'embedded', options: { model: { dModel: 64, layers: 2, heads: 4, context: 512 }, checkpoint: '../checkpoints/cold-start-claude-code', optimizer: { lr: 5e-4 } } },
+    engine: { use: 'embedded', options: { model: { dModel: 64, layers: 2, heads: 4, context: 512 }, checkpoint: '../checkpoints/cold-start-claude-code', optimizer: { lr: 3e-4 } } },
     trainer: 'embedded',
     sandbox: 'local',
     harnesses,
@@ -22,7 +22,7 @@ export function findingsConfig(name: string, harnesses: ClawGymConfig['harnesses
     algorithm: 'grpo',
     run: {
       outDir: '../runs',
-      steps: 40, tasksPerStep: 4, groupSize, concurrency: 4,
+      steps: 30, tasksPerStep: 4, groupSize, concurrency: 4,
       evalEvery: 0, evalTasks: 150, evalHarnesses: ['agentloop', claudeCode],
     },
   });
