@@ -77,6 +77,12 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
   }).sort((a, b) => a.harness.localeCompare(b.harness) || (a.category === 'all' ? 1 : b.category === 'all' ? -1 : a.category.localeCompare(b.category)));
 }
 
+/** One rollout as `eval.json` lists it. */
+export function evalRollout(r: RolloutReport) {
+  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
+}
+export type EvalRollout = ReturnType<typeof evalRollout>;
+
 /** Oracle turns made with `harness`'s own tools (see {@link Harness.oracleCall}). */
 export function oracleFor(harness: Harness, turns: readonly OracleTurn[]): OracleTurn[] {
   const call = harness.oracleCall?.bind(harness);
@@ -126,7 +132,7 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     const reports = await runner.run(jobs);
     const categories = new Map(o.tasks.map((t) => [t.id, t.category]));
     const rows = summarize(reports, (id) => categories.get(id) ?? '?', o.k);
-    await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map((r) => ({ rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls })) }, null, 2)}\n`);
+    await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map(evalRollout) }, null, 2)}\n`);
     return { k: o.k, rows, reports };
   } finally {
     await proxy.stop();

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
 import { ClawGymError, ErrorCodes } from '../../errors';
-import { evaluate } from '../../eval/evaluate';
+import { evalRollout, evaluate, type EvalRollout } from '../../eval/evaluate';
 import { oracleEngine } from '../../eval/oracle';
 import { createKernel, provider, slotOptions, trainerOptions, type SlotRef } from '../../kernel/create';
 import { buildTree } from '../../tree/builder';
@@ -13,7 +13,6 @@ import type { RolloutTree } from '../../contracts/tree';
 import type { Task } from '../../contracts/task';
 import type { ModelCallRecord } from '../../contracts/records';
 import { CallStore } from '../../rollout/call-store';
-import type { RolloutReport } from '../../rollout/runner';
 
 export interface SftOptions {
   config?: string;
@@ -28,9 +27,6 @@ export interface SftOptions {
   stopAfter?: string;
   reuseDemos?: boolean;
 }
-
-/** One rollout as `eval.json` lists it. */
-interface PlayedRollout { rolloutId: string; sessionId?: string; taskId: string; harness: string; outcome: RolloutReport['outcome']; reward: number; pass: boolean | null }
 
 /**
  * `clawgym sft`: the supervised cold start. The scripted oracle plays train-split tasks through
@@ -71,21 +67,21 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const engine = await (await provider(kernel, 'engine', config.engine)).create(policyOptions(slotOptions(config.engine)), { runDir, seed: config.run.seed, rootDir: config.rootDir });
   if (!trainer.supervisedStep) throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `trainer "${trainer.name}" has no supervised step`);
   const demosDir = `${runDir}/demos`;
-  let played: PlayedRollout[];
-  let recordsOf: (r: PlayedRollout) => Promise<ModelCallRecord[]>;
+  let played: EvalRollout[];
+  let recordsOf: (r: EvalRollout) => Promise<ModelCallRecord[]>;
   if (opts.reuseDemos) {
     // The demonstrations a previous sft of this config played (to try other steps or lr
     // without playing them again): the same tasks through the same harnesses, or an error.
     const file = `${demosDir}/eval.json`;
     const text = await readFile(file, 'utf8').catch(() => { throw new ClawGymError(ErrorCodes.USAGE, `--reuse-demos: no demonstrations at ${file}; run sft once without it to play them`); });
-    played = (JSON.parse(text) as { rollouts: PlayedRollout[] }).rollouts;
+    played = (JSON.parse(text) as { rollouts: EvalRollout[] }).rollouts;
     const want = new Set(tasks.flatMap((t) => harnesses.map((h) => `${t.id}\u0000${h.harness.name}`)));
     const have = new Set(played.map((r) => `${r.taskId}\u0000${r.harness}`));
     if (want.size !== have.size || [...want].some((k) => !have.has(k))) {
       throw new ClawGymError(ErrorCodes.USAGE, `--reuse-demos: the demonstrations at ${demosDir} were played for other tasks or harnesses (${have.size} task x harness pairs there, ${want.size} asked for with --demos ${demos}); drop --reuse-demos to play them again`);
     }
     const store = new CallStore(`${demosDir}/calls`);
-    recordsOf = (r) => store.read(r.sessionId ?? r.rolloutId);
+    recordsOf = (r) => store.read(r.sessionId ?? r.rolloutId); // eval.json files older than sessionId lack it
     io.err(`reusing ${played.length} played rollouts from ${demosDir}\n`);
   } else {
     io.err(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
@@ -94,7 +90,7 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
       k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries, kernel,
     })).reports;
     const byId = new Map(reports.map((r) => [r.rolloutId, r.records]));
-    played = reports.map((r) => ({ rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null }));
+    played = reports.map(evalRollout);
     recordsOf = async (r) => byId.get(r.rolloutId) ?? [];
   }
   const messageEndId = engine.chatTemplate.stopIds[0]!;
