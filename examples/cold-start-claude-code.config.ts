@@ -1,4 +1,5 @@
 import { defineConfig } from '@clawgym/core';
+import { claudeCode, model } from './findings';
 
 /**
  * The config the shipped Claude Code cold start (`checkpoints/cold-start-claude-code`) was made
@@ -16,14 +17,11 @@ import { defineConfig } from '@clawgym/core';
  * Pass@1 18% through Claude Code and 54% through agentloop (100 tasks); at step 500 it is 80%
  * and 87% (docs/results.md).
  */
-const claude = `${__dirname}/../.harnesses/claude-code/node_modules/.bin/claude`;
-const model = { dModel: 64, layers: 2, heads: 4, context: 512 };
-
 export default defineConfig({
   name: 'cold-start-claude-code',
   engine: { use: 'embedded', options: { model, checkpoint: '../checkpoints/cold-start' } },
   trainer: 'embedded',
-  harnesses: ['agentloop', { use: 'claude-code', options: { bin: claude, tools: ['Bash', 'Read', 'Write'] } }],
+  harnesses: ['agentloop', claudeCode],
   tasks: [{ use: 'builtin', options: { families: ['vocab-write', 'vocab-upper'] } }],
   algorithm: 'grpo',
   run: { outDir: '../runs' },

@@ -9,12 +9,18 @@ import { defineConfig, type ClawGymConfig } from '@clawgym/core';
  */
 export const claudeCode = { use: 'claude-code', options: { bin: `${__dirname}/../.harnesses/claude-code/node_modules/.bin/claude`, tools: ['Bash', 'Read', 'Write'] } };
 
+/**
+ * The model: context 512 holds a vocab-upper rollout through Claude Code (about 460 tokens) once
+ * the compact template has dropped its system prompt and system reminders. The cold start
+ * (`examples/cold-start-claude-code`) uses this model and this Claude Code slot: its tool list is
+ * part of every prompt.
+ */
+export const model = { dModel: 64, layers: 2, heads: 4, context: 512 };
+
 export function findingsConfig(name: string, harnesses: ClawGymConfig['harnesses'], groupSize = 8) {
   return defineConfig({
     name,
-    // Context 512 holds a vocab-upper rollout through Claude Code (about 460 tokens) once the
-    // compact template has dropped its system prompt and system reminders.
-    engine: { use: 'embedded', options: { model: { dModel: 64, layers: 2, heads: 4, context: 512 }, checkpoint: '../checkpoints/cold-start-claude-code', optimizer: { lr: 3e-4 } } },
+    engine: { use: 'embedded', options: { model, checkpoint: '../checkpoints/cold-start-claude-code', optimizer: { lr: 3e-4 } } },
     trainer: 'embedded',
     sandbox: 'local',
     harnesses,
