@@ -35,9 +35,10 @@ describe('the default config (clawgym.config.ts at the root)', () => {
 });
 
 describe('the findings configs (examples/findings.ts)', () => {
-  it('start from the shipped Claude Code cold start, which fits their model, and evaluate through both harnesses', async () => {
+  it('start from the shipped Claude Code cold start, which fits their model, give each harness a group of 8, and evaluate through both harnesses', async () => {
     for (const name of ['claude-code', 'mix-harness', 'agentloop-transfer']) {
       const config = loadConfig({ cwd: __dirname, configFile: join(__dirname, `${name}.config.ts`) });
+      expect(config.run.groupSize).toBe(8); // each harness gets the same group, mix-harness included
       expect((config.run.evalHarnesses ?? []).map((h) => (typeof h === 'string' ? h : h.use))).toEqual(['agentloop', 'claude-code']);
       const kernel = await createKernel(config, { logger: { info: () => {}, warn: () => {} } });
       const ctx = { runDir: join(__dirname, '..', 'runs', `.config-test-${name}`), seed: 1, rootDir: config.rootDir };

@@ -34,6 +34,8 @@ const TokenIdOptions = z.strictObject({
   model: z.string(),
   apiKey: z.string().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
+  /** The server's context (vLLM's max_model_len): the proxy refuses longer prompts itself. */
+  contextLength: z.number().int().positive().optional(),
 });
 
 /** vLLM or SGLang over HTTP with token ids in and out (byte-level template until model tokenizers land). */

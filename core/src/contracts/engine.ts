@@ -97,6 +97,12 @@ export interface Engine {
   readonly name: string;
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate;
+  /**
+   * The most tokens one call holds, prompt and output together (the model's context). The proxy
+   * refuses a longer prompt with the wire format's "prompt is too long" error, as vLLM and the
+   * hosted APIs do, and caps the output at the room left. Unset: the engine is not asked.
+   */
+  readonly contextLength?: number;
   /** Version of the weights currently serving; recorded with every call. */
   policyVersion(): number;
   /** Generate tokens one by one; yields as soon as each exists. */

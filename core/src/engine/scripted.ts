@@ -47,6 +47,8 @@ export class ScriptedEngine implements Engine {
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate;
   private readonly calls = new Map<string, number>();
+  /** Set to stand for a model with this context: the proxy then refuses longer prompts and caps output. */
+  contextLength?: number;
 
   /** `template`: the tokenizer and chat template to encode replies with (default: byte-level ChatML). */
   constructor(private readonly script: Script, template?: { tokenizer: Tokenizer; chatTemplate: ChatTemplate }) {

@@ -18,6 +18,8 @@ export interface TokenIdEngineOptions {
   requestTimeoutMs?: number;
   /** Stand-in for the global `fetch`. */
   fetch?: typeof fetch;
+  /** The server's context (vLLM's `max_model_len`), when known: see {@link Engine.contextLength}. */
+  contextLength?: number;
 }
 
 /** What one SSE chunk carries: the tokens new in it, and whether generation ended. */
@@ -200,6 +202,7 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): Engine {
     tokenizer: options.tokenizer,
     chatTemplate,
     policyVersion: () => options.policyVersion?.() ?? 0,
+    ...(options.contextLength === undefined ? {} : { contextLength: options.contextLength }),
     generate,
   };
 }

@@ -211,9 +211,18 @@ export class ServingProxy {
   private async generate(session: SessionState, adapter: WireAdapter, parsed: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const engine = this.o.engine;
     const receivedAt = Date.now();
-    const callIndex = session.nextCall++;
     const prepared = session.ledger.prepare(parsed.conversation);
-    const maxTokens = Math.min(parsed.maxTokens ?? this.o.maxTokens, this.o.maxTokens);
+    // A prompt the model cannot read whole is refused before anything is generated, with the
+    // message the Anthropic API gives (vLLM refuses too): reading only its tail would make the
+    // record claim ids the engine never saw. A refused call is neither recorded nor an engine failure.
+    const context = engine.contextLength;
+    if (context !== undefined && prepared.promptIds.length >= context) {
+      throw new WireError(400, 'invalid_request', `prompt is too long: ${prepared.promptIds.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`);
+    }
+    const callIndex = session.nextCall++;
+    // The output is capped at the room the context leaves, and reported as cut ('length') when it fills it.
+    const room = context === undefined ? Infinity : context - prepared.promptIds.length;
+    const maxTokens = Math.min(parsed.maxTokens ?? this.o.maxTokens, this.o.maxTokens, room);
     const meta = {
       id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomBytes(12).toString('hex')}`,
       model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,

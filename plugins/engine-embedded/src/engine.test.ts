@@ -235,6 +235,14 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
     await expect(new EmbeddedTrainer(long, opt).load(dir)).rejects.toThrow(/does not fit this model: tensor pos_emb has 512 values, expected 1280/);
   });
 
+  it('refuses a prompt that fills its context instead of reading the prompt\'s tail, and says how long it is and may be', async () => {
+    const engine = new EmbeddedEngine(new SharedPolicy(config, cpuKernels(), 11), tokenizer, chatTemplate, 11);
+    expect(engine.contextLength).toBe(config.context);
+    const full = new Int32Array(config.context).fill(97);
+    const drain = async () => { for await (const _ of engine.generate({ promptIds: full, sampling: { maxTokens: 8, temperature: 1, topP: 1 } })); };
+    await expect(drain()).rejects.toThrow(`prompt is too long: ${config.context} tokens > ${config.context - 1} maximum`);
+  });
+
   it('keeps a prompt that fits whole, cutting the output to the room left, so its logprobs still equal the trainer\'s', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 11);
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 11);

@@ -30,8 +30,8 @@ export function samplingLogprobs(logits: Float32Array, temperature: number, topP
 /**
  * The embedded engine: samples from the shared policy with a key/value cache, streaming each
  * token with the logprob of the distribution it was drawn from (temperature and top-p applied).
- * Seeded: the same seed, prompt and weights give the same tokens. A prompt that fits the context
- * is kept whole (the output is cut to the room left); longer ones are read from the tail.
+ * Seeded: the same seed, prompt and weights give the same tokens. A prompt is read whole and the
+ * output cut to the room the context leaves; a prompt that fills the context is refused.
  */
 export class EmbeddedEngine implements Engine {
   readonly name = 'embedded';
@@ -49,21 +49,22 @@ export class EmbeddedEngine implements Engine {
     private readonly seed: number,
   ) {}
 
+  get contextLength(): number {
+    return this.policy.config.context;
+  }
+
   policyVersion(): number {
     return this.policy.version;
   }
 
   async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
     const { context } = this.policy.config;
-    // Fit prompt + output into the context. The trainer scores the whole prompt, so a prompt that
-    // fits is never cut (that would make the sampled logprobs disagree with the trainer's): the
-    // output gets the room left. Only a prompt that fills the context is read from its tail,
-    // leaving a quarter of the context for the output.
-    const wanted = Math.max(1, request.sampling.maxTokens);
-    const room = context - request.promptIds.length;
-    const maxTokens = room >= 1 ? Math.min(wanted, room) : Math.min(wanted, context >> 2);
-    const keep = context - maxTokens;
-    const prompt = request.promptIds.length > keep ? request.promptIds.subarray(request.promptIds.length - keep) : request.promptIds;
+    // The trainer scores the whole prompt, so a prompt is never cut (that would make the sampled
+    // logprobs disagree with the trainer's): one that leaves no room for output is refused, and
+    // the output is cut to the room left.
+    const prompt = request.promptIds;
+    if (prompt.length >= context) throw new Error(`prompt is too long: ${prompt.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`);
+    const maxTokens = Math.min(Math.max(1, request.sampling.maxTokens), context - prompt.length);
     const rng = new Rng(request.sampling.seed ?? this.seed * 1_000_003 + this.calls++);
     const stops = new Set([...this.chatTemplate.stopIds, ...(request.sampling.stopIds ?? [])]);
     let { decoder, logits } = this.prefill(prompt, prompt.length + maxTokens);
