@@ -9,16 +9,25 @@
 //       trained through Claude Code.
 // Runs go to runs/<name>/; a run already finished is read, not rerun; a killed one is resumed.
 //
-//   node scripts/findings.js            run what is missing, then print the table
-//   node scripts/findings.js --table    only print the table of the runs there are
+// All three start from the same checkpoint, so their first evaluations are pooled into one
+// estimate of the cold start (3 × the samples), which each run's end is also compared with.
+//
+//   node scripts/findings.js                        run what is missing, then print the table
+//   node scripts/findings.js --table                only print the table of the runs there are
+//   node scripts/findings.js --table --committed    the table of the runs in docs/results/findings-*
 const { spawn } = require('node:child_process');
 const { existsSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
+const { pass1: pass1Of, pool, diff } = require('./lib/pass1');
 
 const repo = join(__dirname, '..');
 const RUNS = ['claude-code', 'agentloop-transfer', 'mix-harness'];
 const HARNESSES = ['agentloop', 'claude-code'];
-const runDir = (name) => join(repo, 'runs', name);
+// A run's directory, and where its evaluation of one step lies: runs/<name>/eval/step-<n>/eval.json
+// as clawgym run writes it, or docs/results/findings-<name>/eval-step-<n>.json as committed.
+const committed = process.argv.includes('--committed');
+const runDir = (name) => (committed ? join(repo, 'docs', 'results', `findings-${name}`) : join(repo, 'runs', name));
+const evalFile = (name, step) => (committed ? join(runDir(name), `eval-step-${step}.json`) : join(runDir(name), 'eval', `step-${step}`, 'eval.json'));
 const events = (name) => {
   const f = join(runDir(name), 'metrics.jsonl');
   return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
@@ -55,16 +64,10 @@ async function main() {
 
 (process.argv.includes('--table') ? Promise.resolve() : main()).then(table);
 
-// Pass@1 through one harness at one evaluation, with its sample count (from the evaluation's file).
-function pass1(name, step, harness) {
-  const file = join(runDir(name), 'eval', `step-${step}`, 'eval.json');
-  if (!existsSync(file)) return undefined;
-  const row = JSON.parse(readFileSync(file, 'utf8')).rows.find((r) => r.harness === harness && r.category === 'all');
-  return row && { p: row.pass1, n: row.samples, se: Math.sqrt((row.pass1 * (1 - row.pass1)) / row.samples) };
-}
+// Pass@1 through one harness at one evaluation, with its sample count and standard error.
+const pass1 = (name, step, harness) => pass1Of(evalFile(name, step), harness);
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 const pts = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-const diff = (a, b) => ({ d: a.p - b.p, se: Math.sqrt(a.se ** 2 + b.se ** 2) });
 
 function table() {
   // Every run's Pass@1 through each harness, at its first and last evaluation.
@@ -85,6 +88,13 @@ function table() {
     });
     console.log(`| ${name} | ${last} | ${((ev[ev.length - 1].time - all[0].time) / 60000).toFixed(0)} | ${cells.join(' | ')} |`);
   }
+  // The cold start, every run's first evaluation pooled (they all start from the same checkpoint).
+  const cold = {};
+  for (const h of HARNESSES) {
+    const befores = RUNS.map((name) => at[`${name}/${h}`]?.before).filter(Boolean);
+    if (befores.length) cold[h] = pool(befores);
+  }
+  console.log(`| cold start, pooled (${RUNS.filter((name) => at[`${name}/claude-code`]).length} runs' step 0) | 0 | | ${HARNESSES.map((h) => (cold[h] ? `${pct(cold[h].p)} ± ${(100 * cold[h].se).toFixed(1)} (n=${cold[h].n})` : '')).join(' | ')} |`);
 
   // Each finding as a difference of Pass@1 with its standard error; "holds" at 2 or more.
   const verdict = (x) => (x.d >= 2 * x.se ? 'holds' : x.d > 0 ? 'in that direction, under 2 SE' : 'not shown');
@@ -93,9 +103,10 @@ function table() {
   const cc = at['claude-code/claude-code']; const al = at['agentloop-transfer/agentloop'];
   const mixCc = at['mix-harness/claude-code']; const mixAl = at['mix-harness/agentloop']; const alCc = at['agentloop-transfer/claude-code'];
   if (cc) {
-    const g = diff(cc.after, cc.before);
-    out.f1_gain = g.d; out.f1_sigmas = g.d / g.se;
-    console.log(`\n(1) trained through Claude Code, measured through Claude Code: ${show(g)} → ${verdict(g)}`);
+    // Against the pooled cold start (three times the samples of the run's own step 0), and its own.
+    const g = diff(cc.after, cold['claude-code']); const own = diff(cc.after, cc.before);
+    out.f1_gain = g.d; out.f1_sigmas = g.d / g.se; out.f1_gain_own = own.d; out.f1_sigmas_own = own.d / own.se;
+    console.log(`\n(1) trained through Claude Code, measured through Claude Code: ${show(g)} over the pooled cold start (${show(own)} over its own step 0) → ${verdict(g)}`);
   }
   if (cc && al && mixCc && mixAl) {
     // "About as far": the mix-harness run is not clearly (2 SE) below the single-harness run.

@@ -3,15 +3,15 @@
 // embedded engine and trainer, local sandboxes, agentloop, built-in tasks, GRPO) trained as
 // `clawgym run` trains it. The reference is the same run's own starting point: held-out Pass@1
 // (temperature 1, the test split) of the cold-start policy, measured before the first step, against
-// the same evaluation after the last step. Pass@1 is a mean of Bernoulli outcomes, so its standard
-// error is sqrt(p(1-p)/n); the difference's is the two combined. The run is kept in
-// runs/bench-learning-<time>/ (metrics, records, report.html).
+// the same evaluation after the last step, each with its standard error (scripts/lib/pass1.js).
+// The run is kept in runs/bench-learning-<time>/ (metrics, records, report.html).
 //
 //   npm run bench:learning                  the default config as it is
 //   BENCH_LEARNING_CONFIG=examples/x.config.ts npm run bench:learning
 const { spawn } = require('node:child_process');
 const { readFileSync, existsSync } = require('node:fs');
 const { join, resolve } = require('node:path');
+const { pass1, diff } = require('../../scripts/lib/pass1');
 
 const repo = join(__dirname, '..', '..');
 const configFile = process.env.BENCH_LEARNING_CONFIG ? resolve(process.env.BENCH_LEARNING_CONFIG) : join(repo, 'clawgym.config.ts');
@@ -31,12 +31,11 @@ child.on('exit', (code) => {
   const steps = events.filter((e) => e.kind === 'step').length;
   const first = evals[0]; const last = evals[evals.length - 1];
   if (!first || first === last) { console.error('the run needs a held-out evaluation before and after training'); process.exit(1); }
-  // n: scored held-out samples, from the evaluation's own file.
-  const samples = (step) => JSON.parse(readFileSync(join(runDir, 'eval', `step-${step}`, 'eval.json'), 'utf8')).rows.filter((r) => r.category === 'all').reduce((s, r) => s + r.samples, 0);
-  const n0 = samples(first.step); const n1 = samples(last.step);
-  const p0 = first.values.pass1; const p1 = last.values.pass1;
-  const se0 = Math.sqrt((p0 * (1 - p0)) / n0); const se1 = Math.sqrt((p1 * (1 - p1)) / n1);
-  const stderr = Math.sqrt(se0 ** 2 + se1 ** 2);
+  // Pass@1 and its standard error, from each evaluation's own file (n: scored held-out samples).
+  const at = (step) => pass1(join(runDir, 'eval', `step-${step}`, 'eval.json'));
+  const before = at(first.step); const after = at(last.step);
+  const { p: p0, n: n0, se: se0 } = before; const { p: p1, n: n1, se: se1 } = after;
+  const stderr = diff(after, before).se;
   const sigmas = stderr > 0 ? (p1 - p0) / stderr : 0;
   console.log(`held-out Pass@1 over steps: ${evals.map((e) => `${e.step}:${(100 * e.values.pass1).toFixed(1)}%`).join('  ')}`);
   console.log(`before ${(100 * p0).toFixed(1)}% ± ${(100 * se0).toFixed(1)} (n=${n0}), after ${(100 * p1).toFixed(1)}% ± ${(100 * se1).toFixed(1)} (n=${n1}); difference ${(100 * (p1 - p0)).toFixed(1)} points = ${sigmas.toFixed(1)} standard errors; ${steps} steps in ${minutes.toFixed(1)} min`);
