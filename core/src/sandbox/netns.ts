@@ -49,7 +49,8 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
       clearTimeout(timer);
       done({ exitCode: code, signal, stdout, stderr, timedOut });
     });
-    child.stdin.end(o.stdin ?? '');
+    // A command that exits without reading its stdin closes the pipe (EPIPE): its exit says enough.
+    child.stdin.on('error', () => undefined).end(o.stdin ?? '');
   });
 
   return {

@@ -89,14 +89,16 @@ async function chownTree(path: string, uid: number, gid: number): Promise<void> 
 /** Run `tar` on the host with stdin/stdout as buffers. */
 function hostTar(args: string[], input?: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = spawn('tar', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Without input tar's stdin is closed: writing to a pipe tar may already have left raced
+    // its exit (EPIPE). With input, a tar that stops reading says why through its exit code.
+    const child = spawn('tar', args, { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     let err = '';
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d) => { err += d; });
+    child.stdout!.on('data', (d: Buffer) => out.push(d));
+    child.stderr!.on('data', (d) => { err += d; });
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`tar ${args.join(' ')}: ${err.trim()}`))));
-    child.stdin.end(input ?? Buffer.alloc(0));
+    if (input) child.stdin!.on('error', () => undefined).end(input);
   });
 }
 
