@@ -1,28 +1,22 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bubblewrapPath } from '@clawgym/core';
-import { describeIf } from '@clawgym/core/testing';
+import { describeIf, removeTempProjects, tempProject } from '@clawgym/core/testing';
 
-const dirs: string[] = [];
-const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
-afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+afterAll(removeTempProjects);
 
 const repo = resolve(__dirname, '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 
 describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym sft', () => {
   it('plays oracle demonstrations through the harness, takes supervised steps and saves a checkpoint a run starts from', () => {
-    const dir = tmp('clawgym-sft-');
-    symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-    writeFileSync(join(dir, 'package.json'), '{"name":"sft-test","private":true}');
     const model = "{ model: { dModel: 32, layers: 1, heads: 2, context: 256 }, checkpoint: 'ck' }";
-    writeFileSync(join(dir, 'clawgym.config.mjs'), `export default {
+    const dir = tempProject({ 'clawgym.config.mjs': `export default {
   name: 'tiny', engine: { use: 'embedded', options: ${model} }, trainer: { use: 'embedded', options: ${model} },
   harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ['vocab-write'] } }], algorithm: 'grpo',
   run: { steps: 1, tasksPerStep: 1, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000 },
-};\n`);
+};\n` }, 'clawgym-sft-');
     const bad = spawnSync(process.execPath, [bin, 'sft', '--steps', '0'], { cwd: dir, encoding: 'utf8' });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('--steps must be a whole number of at least 1');

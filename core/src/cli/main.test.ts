@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { main } from './main';
+import { removeTempProjects, tempProject } from '../testing';
 
 const repo = resolve(__dirname, '../../..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
@@ -15,17 +15,12 @@ async function cli(argv: string[], cwd = repo) {
   return { code, out, err };
 }
 
-const made: string[] = [];
-afterAll(() => { for (const d of made) rmSync(d, { recursive: true, force: true }); });
+afterAll(removeTempProjects);
 
 /** A config with a misspelled key, in a project folder that resolves @clawgym/core. */
 function misspelledConfig(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'clawgym-cli-'));
-  made.push(dir);
-  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-  const file = join(dir, 'clawgym.config.ts');
-  writeFileSync(file, "import { defineConfig } from '@clawgym/core';\nexport default defineConfig({ run: { stpes: 3 } } as never);\n");
-  return file;
+  const dir = tempProject({ 'clawgym.config.ts': "import { defineConfig } from '@clawgym/core';\nexport default defineConfig({ run: { stpes: 3 } } as never);\n" }, 'clawgym-cli-');
+  return join(dir, 'clawgym.config.ts');
 }
 
 describe('clawgym CLI (in process)', () => {

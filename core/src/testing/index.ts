@@ -17,3 +17,4 @@ export { installedHarness, harnessE2ePrerequisites, describeIf, HARNESS_DIR } fr
 export { runHarnessOnce } from './harness-e2e';
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
+export { tempProject, removeTempProjects } from './temp-project';

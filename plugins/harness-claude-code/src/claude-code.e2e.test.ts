@@ -1,10 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, runHarnessOnce } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, removeTempProjects, runHarnessOnce, tempProject } from '@clawgym/core/testing';
 import { claudeCodeHarness } from './index';
 
 
@@ -42,20 +40,15 @@ describeIf(missing, 'real Claude Code CLI through the proxy (e2e)', () => {
 });
 
 describeIf(missing, 'the task oracle through the real Claude Code CLI (e2e)', () => {
-  const dirs: string[] = [];
-  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+  afterAll(removeTempProjects);
 
   it('plays built-in tasks with Claude Code\'s own tools (Read, Write, Bash): every verifier passes', () => {
     const repo = resolve(__dirname, '..', '..', '..');
-    const dir = mkdtempSync(join(tmpdir(), 'clawgym-cc-oracle-'));
-    dirs.push(dir);
-    symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-    writeFileSync(join(dir, 'package.json'), '{"name":"cc-oracle-test","private":true}');
     const cc = JSON.stringify({ use: 'claude-code', options: { bin: 'bin' in cli ? cli.bin : '', tools: ['Bash', 'Read', 'Write'] } });
-    writeFileSync(join(dir, 'clawgym.config.mjs'), `export default {
+    const dir = tempProject({ 'clawgym.config.mjs': `export default {
   harnesses: [${cc}], tasks: [{ use: 'builtin', options: { families: ['vocab-upper', 'transform', 'shell', 'several-files'] } }],
   run: { concurrency: 4, rolloutTimeoutMs: 60000 },
-};\n`);
+};\n` }, 'clawgym-cc-oracle-');
     const r = spawnSync(process.execPath, [join(repo, 'core', 'bin', 'clawgym.js'), 'eval', '--engine', 'oracle', '--limit', '8', '--json'], { cwd: dir, encoding: 'utf8', timeout: 180_000 });
     expect(r.status).toBe(0);
     const rows = (JSON.parse(r.stdout) as { rows: { harness: string; category: string; tasks: number; pass1: number; infra: number }[] }).rows;
