@@ -1,29 +1,22 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bubblewrapPath } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, removeTempProjects, tempProject } from '@clawgym/core/testing';
 
-const dirs: string[] = [];
-const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
-afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+afterAll(removeTempProjects);
 
 const repo = resolve(__dirname, '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 
 /** A tiny but real training run: embedded model, agentloop, built-in write tasks, GRPO. */
 function project(steps: number, families = ['write'], run = '') {
-  const dir = tmp('clawgym-run-');
-  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-  writeFileSync(join(dir, 'package.json'), '{"name":"run-test","private":true}');
-  writeFileSync(join(dir, 'clawgym.config.mjs'), `const model = { model: { dModel: 32, layers: 1, heads: 2, context: 384 } };
+  return tempProject({ 'clawgym.config.mjs': `const model = { model: { dModel: 32, layers: 1, heads: 2, context: 384 } };
 export default {
   name: 'tiny', engine: { use: 'embedded', options: model }, trainer: { use: 'embedded', options: model },
   harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ${JSON.stringify(families)} } }], algorithm: 'grpo',
   run: { steps: ${steps}, tasksPerStep: ${families.length > 1 ? 4 : 2}, groupSize: 2, concurrency: 4, evalTasks: 2, evalEvery: 0, rolloutTimeoutMs: 60000${run} },
-};\n`);
-  return dir;
+};\n` }, 'clawgym-run-');
 }
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; step: number }) : []);
@@ -64,7 +57,7 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('data-charts-drawn');
   }, 300_000);
 
-  it('refuses to overwrite an existing run without --resume; a step\'s reward is also split by category', () => {
+  it('refuses to overwrite an existing run without --resume, extends a finished one with --resume --steps; a step\'s reward is also split by category', () => {
     const dir = project(1, ['write', 'vocab-write']);
     expect(spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8', timeout: 120_000 }).status).toBe(0);
     const step = lines(join(dir, 'runs', 'tiny', 'metrics.jsonl')).find((l) => l.kind === 'step') as unknown as { values: Record<string, number> };
@@ -74,7 +67,26 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('already exists');
     expect(again.stderr).toContain('Pass --resume');
-  }, 180_000);
+    // --resume --steps extends the finished run: the new step follows, then a held-out evaluation.
+    const bad = spawnSync(process.execPath, [bin, 'run', '--resume', '--steps', '0'], { cwd: dir, encoding: 'utf8' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('--steps must be a whole number of at least 1, got "0"');
+    const longer = spawnSync(process.execPath, [bin, 'run', '--resume', '--steps', '2'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(longer.status).toBe(0);
+    expect(longer.stdout).toContain('finished after step 2');
+    const metrics = lines(join(dir, 'runs', 'tiny', 'metrics.jsonl'));
+    expect(metrics.filter((l) => l.kind === 'step').map((l) => l.step)).toEqual([1, 2]);
+    expect(metrics.filter((l) => l.kind === 'eval').map((l) => l.step)).toEqual([0, 1, 2]);
+    expect(JSON.parse(readFileSync(join(dir, 'runs', 'tiny', 'config.json'), 'utf8')).run.steps).toBe(2);
+    // Resuming a finished run neither trains nor evaluates again; asking for fewer steps than it has is refused.
+    const same = spawnSync(process.execPath, [bin, 'run', '--resume', '--steps', '2'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(same.status).toBe(0);
+    expect(lines(join(dir, 'runs', 'tiny', 'metrics.jsonl'))).toEqual(metrics);
+    const shorter = spawnSync(process.execPath, [bin, 'run', '--resume', '--steps', '1'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(shorter.status).toBe(1);
+    expect(shorter.stderr).toContain('has already trained 2 steps, more than run.steps (1)');
+    expect(shorter.stderr).toContain('--steps 2 or more');
+  }, 240_000);
 
   it('draws a live status line on a terminal (step, rollouts, reward, Pass@1, tok/s, ETA) and plain lines in a pipe', () => {
     const dir = project(2);

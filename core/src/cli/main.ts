@@ -42,6 +42,7 @@ export function buildProgram(io: CliIo): Command {
 Examples:
   clawgym run                          train with ./clawgym.config.ts
   clawgym run --config examples/ppo.config.ts
+  clawgym run --resume --steps 300      continue a run (killed or finished) up to step 300
   clawgym plugins                      list installed plugins and what they provide
   clawgym inspect runs/default --rollout r-0001
 
@@ -51,7 +52,8 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
   command('run', 'run RL training as the config says (rollouts through harnesses, trees, advantages, updates)')
     .option('--resume', 'continue the run from its last finished step')
     .option('-n, --name <name>', 'run name (default: the config\'s name)')
-    .action(async (opts: { config?: string; resume?: boolean; name?: string }) => runCommand(opts, io));
+    .option('--steps <n>', 'train this many steps in all instead of run.steps (with --resume: extend a finished run)')
+    .action(async (opts: { config?: string; resume?: boolean; name?: string; steps?: string }) => runCommand(opts, io));
   command('eval', 'evaluate the policy on the test split: Pass@1 and pass@k per harness and category, as real rollouts')
     .option('-e, --engine <name>', 'engine instead of the config\'s; "oracle" plays each task\'s solution, "null" answers "I don\'t know"')
     .option('--harness <name...>', 'harnesses instead of the config\'s')
