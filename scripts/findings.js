@@ -17,8 +17,9 @@
 //   node scripts/findings.js --steps 60 [run...]    extend (or run) the named runs, default all, to 60 steps
 //   node scripts/findings.js --table                only print the table of the runs there are
 //   node scripts/findings.js --table --committed    the table of the runs in docs/results/findings-*
+//   node scripts/findings.js --save                 copy the runs there into docs/results/findings-* (to commit)
 const { spawn } = require('node:child_process');
-const { existsSync, readFileSync } = require('node:fs');
+const { copyFileSync, existsSync, mkdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { pass1: pass1Of, pool, diff } = require('./lib/pass1');
 
@@ -70,7 +71,18 @@ async function main() {
   }
 }
 
-(args.includes('--table') ? Promise.resolve() : main()).then(table);
+// What a committed run keeps: its config, metrics, state and report, and each evaluation's eval.json.
+function save() {
+  for (const name of RUNS) {
+    const from = join(repo, 'runs', name); const to = join(repo, 'docs', 'results', `findings-${name}`);
+    if (!existsSync(join(from, 'metrics.jsonl'))) { console.log(`${name}: no run in ${from}, not saved`); continue; }
+    mkdirSync(to, { recursive: true });
+    for (const f of ['config.json', 'metrics.jsonl', 'state.json', 'report.html']) if (existsSync(join(from, f))) copyFileSync(join(from, f), join(to, f));
+    for (const step of evalSteps(name)) copyFileSync(join(from, 'eval', `step-${step}`, 'eval.json'), join(to, `eval-step-${step}.json`));
+    console.log(`${name}: saved to ${to}`);
+  }
+}
+
 
 // Pass@1 through one harness at one evaluation, with its sample count and standard error.
 const pass1 = (name, step, harness) => pass1Of(evalFile(name, step), harness);
@@ -87,7 +99,7 @@ function table() {
   }
   // Every run's Pass@1 through each harness at each later evaluation: against its own step 0,
   // and against the pooled cold start.
-  console.log('\n| run (trained through) | step | minutes | through agentloop: own step 0 → now (gain ± SE) | through Claude Code: own step 0 → now (gain ± SE) |');
+  console.log('\n| run (trained through) | step | training minutes | through agentloop: own step 0 → now (gain ± SE) | through Claude Code: own step 0 → now (gain ± SE) |');
   console.log('|---|---|---|---|---|');
   const k = RUNS.filter((name) => evalSteps(name).length).length;
   console.log(`| cold start, pooled (step 0 of ${k} run${k === 1 ? '' : 's'}) | 0 | | ${HARNESSES.map((h) => (cold[h] ? `${pct(cold[h].p)} ± ${(100 * cold[h].se).toFixed(1)} (n=${cold[h].n})` : '')).join(' | ')} |`);
@@ -100,8 +112,9 @@ function table() {
         const a = pass1(name, steps[0], h); const b = pass1(name, step, h);
         return a && b ? `${pct(a.p)} → ${pct(b.p)} (${pm(diff(b, a))}, n=${b.n})` : 'not evaluated';
       });
-      const at = all.find((e) => e.kind === 'eval' && e.step === step);
-      console.log(`| ${name} | ${step} | ${((at.time - all[0].time) / 60000).toFixed(0)} | ${cells.join(' | ')} |`);
+      // The steps' own time (rollouts and updates), not evaluations or a pause before a resume.
+      const trained = all.filter((e) => e.kind === 'step' && e.step <= step).reduce((t, e) => t + e.values.seconds, 0);
+      console.log(`| ${name} | ${step} | ${(trained / 60).toFixed(0)} | ${cells.join(' | ')} |`);
     }
   }
 
@@ -137,3 +150,8 @@ function table() {
   }
   console.log(`RESULT findings ${Object.entries(out).map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(3)}`).join(' ')}`);
 }
+
+if (args.includes('--save') && committed) { console.error('--save copies runs/ into docs/results/; leave out --committed'); process.exit(2); }
+if (args.includes('--save')) save();
+else if (args.includes('--table')) table();
+else main().then(table);
