@@ -1,20 +1,17 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { MetricsEvent } from '../contracts/reporter';
 import { ClawGymError, ErrorCodes } from '../errors';
+import { metricsFile, readMetrics } from '../run/metrics';
 import { chartsOf, renderReport } from './html';
 
 /** Write `<runDir>/report.html` from the run's metrics; returns its path. */
 export async function writeReport(runDirArg: string): Promise<string> {
   const runDir = resolve(runDirArg);
-  const metricsFile = join(runDir, 'metrics.jsonl');
-  if (!existsSync(metricsFile)) {
+  if (!existsSync(metricsFile(runDir))) {
     throw new ClawGymError(ErrorCodes.USAGE, `no metrics in ${runDir} (expected metrics.jsonl)`, { hint: 'Pass a run directory made by clawgym run, e.g. runs/default.' });
   }
-  const events = (await readFile(metricsFile, 'utf8')).split('\n').filter((l) => l.trim()).flatMap((l) => {
-    try { return [JSON.parse(l) as MetricsEvent]; } catch { return []; }
-  });
+  const events = await readMetrics(runDir);
   const steps = events.filter((e) => e.kind === 'step');
   const evals = events.filter((e) => e.kind === 'eval');
   const pct = (x: unknown) => (typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '-');

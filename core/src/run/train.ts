@@ -17,9 +17,10 @@ import { buildStepTrees, computeStepAdvantages } from '../tree/pipeline';
 import { isTrainable } from '../tree/trainable';
 import { saveCheckpoint } from '../train/checkpoint';
 import { Rng } from '../util/rng';
+import { metricsFile, readMetrics } from './metrics';
 
-/** What a resumed run continues from: the last finished step, how often each step was started, the steps evaluated. */
-interface RunState { step: number; stepStarts: Record<string, number>; evaluated?: number[] }
+/** What survives a kill: the last finished step, and how often each step was started. */
+interface RunState { step: number; stepStarts: Record<string, number> }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
@@ -63,18 +64,18 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   if (existsSync(statePath)) {
     if (!o.resume) throw new ClawGymError(ErrorCodes.USAGE, `run ${runDir} already exists`, { hint: 'Pass --resume to continue it, or --name to start another.' });
     state = JSON.parse(await readFile(statePath, 'utf8')) as RunState;
-    // A run from before state.json listed its evaluations: they are the eval events in its metrics.
-    state.evaluated ??= (await readFile(join(runDir, 'metrics.jsonl'), 'utf8').catch(() => '')).split('\n')
-      .flatMap((l) => { try { const e = JSON.parse(l) as MetricsEvent; return e.kind === 'eval' ? [e.step] : []; } catch { return []; } });
     if (state.step > config.run.steps) {
       throw new ClawGymError(ErrorCodes.USAGE, `run ${runDir} has already trained ${state.step} steps, more than run.steps (${config.run.steps})`, { hint: `Resume with --steps ${state.step} or more, or start another run with --name.` });
     }
   }
+  // The steps already evaluated are the eval events in the metrics (one is appended as each
+  // evaluation ends): a resumed run evaluates each step once.
+  const evaluated = new Set(o.resume ? (await readMetrics(runDir)).filter((e) => e.kind === 'eval').map((e) => e.step) : []);
   await mkdir(runDir, { recursive: true });
   await writeFile(join(runDir, 'config.json'), `${JSON.stringify(frozenConfig(config), null, 2)}\n`);
   const kernel = await createKernel(config, { runId: name });
   const emit = async (event: MetricsEvent, text: string) => {
-    await appendFile(join(runDir, 'metrics.jsonl'), `${JSON.stringify(event)}\n`);
+    await appendFile(metricsFile(runDir), `${JSON.stringify(event)}\n`);
     o.onEvent?.(event, text);
   };
 
@@ -117,9 +118,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     },
   });
 
-  // Each step is evaluated once: a resumed run skips the evaluations its metrics already hold.
   const heldOut = async (step: number) => {
-    if (state.evaluated?.includes(step)) return;
+    if (evaluated.has(step)) return;
     progress({ phase: 'eval', step, done: 0, inFlight: 0, total: testTasks.length * evalHarnesses.length });
     const report = await evaluate({
       onProgress: (done, total) => progress({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
@@ -132,8 +132,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     values.pass1 = mean(all.map((r) => r.pass1));
     live.pass1 = values.pass1;
     await emit({ kind: 'eval', step, time: Date.now(), values }, `eval at step ${step}: held-out Pass@1 ${(100 * values.pass1).toFixed(1)}% (${testTasks.length} tasks)`);
-    state.evaluated = [...(state.evaluated ?? []), step];
-    await saveState();
+    evaluated.add(step);
   };
 
   await kernel.hooks.runStart.promise({ runId: name, runDir });
