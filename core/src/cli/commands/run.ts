@@ -1,18 +1,14 @@
 import { loadConfig } from '../../config/load';
-import { ClawGymError, ErrorCodes } from '../../errors';
 import { train } from '../../run/train';
+import { wholeNumberFlag } from '../flags';
 import { onInterrupt } from '../interrupt';
 import { LiveDisplay, type LiveStream } from '../live';
 
 /** `clawgym run`: train as the config says; Ctrl-C stops cleanly at the current step. */
 export async function runCommand(opts: { config?: string; resume?: boolean; name?: string; steps?: string }, io: { out: (s: string) => void; err: (s: string) => void; cwd: string; stdout?: LiveStream }): Promise<void> {
   let config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  if (opts.steps !== undefined) {
-    // --steps: the run's length in all; with --resume it extends a run that finished.
-    const steps = Number(opts.steps);
-    if (!Number.isInteger(steps) || steps < 1) throw new ClawGymError(ErrorCodes.USAGE, `--steps must be a whole number of at least 1, got ${JSON.stringify(opts.steps)}`);
-    config = { ...config, run: { ...config.run, steps } };
-  }
+  // --steps: the run's length in all; with --resume it extends a run that finished.
+  if (opts.steps !== undefined) config = { ...config, run: { ...config.run, steps: wholeNumberFlag('--steps', opts.steps, 1) } };
   const controller = new AbortController();
   // On a terminal one status line (step, rollouts, reward, Pass@1, tok/s, ETA) stays under the log.
   const display = new LiveDisplay(io.stdout?.isTTY ? io.stdout : { write: io.out });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
+import { wholeNumberFlag } from '../flags';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { evalRollout, evaluate, type EvalRollout } from '../../eval/evaluate';
 import { oracleEngine } from '../../eval/oracle';
@@ -39,16 +40,13 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const kernel = await createKernel(config);
   const name = opts.name ?? 'sft';
   const runDir = resolve(config.rootDir, config.run.outDir, name);
-  const demos = Number(opts.demos ?? 64);
-  const steps = Number(opts.steps ?? 200);
-  const batchSize = Number(opts.batch ?? 8);
-  const saveEvery = Number(opts.saveEvery ?? 100);
   const lr = Number(opts.lr ?? 1e-3);
   if (!(lr > 0)) throw new ClawGymError(ErrorCodes.USAGE, `--lr must be a positive number, got ${JSON.stringify(opts.lr)}`);
+  const demos = wholeNumberFlag('--demos', opts.demos ?? 64, 1);
+  const steps = wholeNumberFlag('--steps', opts.steps ?? 200, 1);
+  const batchSize = wholeNumberFlag('--batch', opts.batch ?? 8, 1);
+  const saveEvery = wholeNumberFlag('--save-every', opts.saveEvery ?? 100, 0);
   const out = resolve(io.cwd, opts.out ?? `${runDir}/checkpoint`);
-  for (const [flag, v, min] of [['--demos', demos, 1], ['--steps', steps, 1], ['--batch', batchSize, 1], ['--save-every', saveEvery, 0]] as const) {
-    if (!Number.isInteger(v) || v < min) throw new ClawGymError(ErrorCodes.USAGE, `${flag} must be a whole number${min ? ` of at least ${min}` : ''}, got ${JSON.stringify(String(v))}`);
-  }
   // --stop-after: end early on the --steps schedule (how a cold start is calibrated: stop where
   // held-out Pass@1 leaves room for RL); the checkpoint is what step --stop-after produced.
   const stopAfter = Number(opts.stopAfter ?? steps);
