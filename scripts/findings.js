@@ -74,7 +74,7 @@ async function main() {
 // What a committed run keeps: its config, metrics, state and report, and each evaluation's eval.json.
 function save() {
   for (const name of RUNS) {
-    const from = join(repo, 'runs', name); const to = join(repo, 'docs', 'results', `findings-${name}`);
+    const from = runDir(name); const to = join(repo, 'docs', 'results', `findings-${name}`);
     if (!existsSync(join(from, 'metrics.jsonl'))) { console.log(`${name}: no run in ${from}, not saved`); continue; }
     mkdirSync(to, { recursive: true });
     for (const f of ['config.json', 'metrics.jsonl', 'state.json', 'report.html']) if (existsSync(join(from, f))) copyFileSync(join(from, f), join(to, f));
@@ -82,7 +82,6 @@ function save() {
     console.log(`${name}: saved to ${to}`);
   }
 }
-
 
 // Pass@1 through one harness at one evaluation, with its sample count and standard error.
 const pass1 = (name, step, harness) => pass1Of(evalFile(name, step), harness);
