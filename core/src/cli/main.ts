@@ -42,7 +42,7 @@ export function buildProgram(io: CliIo): Command {
 Examples:
   clawgym run                          train with ./clawgym.config.ts
   clawgym run --config examples/ppo.config.ts
-  clawgym run --resume --steps 300      continue a run (killed or finished) up to step 300
+  clawgym run --resume --steps 300     continue a run (killed or finished) up to step 300
   clawgym plugins                      list installed plugins and what they provide
   clawgym inspect runs/default --rollout r-0001
 
