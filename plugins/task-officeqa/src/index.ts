@@ -44,3 +44,4 @@ const officeqa = definePlugin({
   },
 });
 export default officeqa;
+export { agreementTable, answerForms, officeqaGold, type Agreement, type AgreementCase, type AgreementRow, type AnswerForm, type TatQaQuestion } from './agreement';

@@ -136,7 +136,9 @@ function matchWhole(predicted: string, gold: string, tolerance: number): MatchRe
     return no(`text "${predicted}" is not "${gold}"`);
   }
   const p = reading(predicted, true);
-  const goldYear = g.numbers.length === 1 ? isYearLike(g.numbers[0]!) || g.words !== '' : g.numbers.some(isYearLike);
+  // As reward.py: a gold is "a year" by its value alone (1900 to 2100, whole), whatever its unit.
+  const yearValued = (n: NumberMention) => Number.isInteger(n.value) && n.value >= 1900 && n.value <= 2100;
+  const goldYear = g.numbers.length === 1 ? yearValued(g.numbers[0]!) || g.words !== '' : g.numbers.some(yearValued);
   // reward.py drops years from the answer unless the gold is a year or has words ("March 1977"):
   // "In 2019 the value is 12,682" answers 12,682.
   const numbers = goldYear ? p.numbers : p.numbers.filter((n) => !isYearLike(n));
@@ -159,9 +161,39 @@ function matchWhole(predicted: string, gold: string, tolerance: number): MatchRe
   return no(`${numbers.map((n) => n.value).join(', ')} does not match ${g.numbers.map((n) => `${n.value}${n.scale ? ` ${n.scale.word}` : ''}${n.percent ? '%' : ''}`).join(', ')}`);
 }
 
+const SEPARATOR = /(\s*;\s*|,\s+and\s+|,\s+|\s+and\s+|\s*&\s*)/;
+
 /** The parts of a multi-span answer: a JSON list, or spans separated by `;`, `, `, ` and `. */
 export function splitSpans(text: string): string[] {
-  return jsonList(text) ?? text.split(/\s*;\s*|,\s+(?:and\s+)?|\s+and\s+|\s*&\s*/).map((s) => s.trim()).filter(Boolean);
+  return jsonList(text) ?? text.split(SEPARATOR).filter((_, i) => i % 2 === 0).map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * Can `predicted` be cut at its separators into exactly the gold's parts, one to one? A span
+ * may itself hold a separator ("Licence and spectrum payments"), so every way of cutting is tried.
+ */
+function matchParts(predicted: string, goldParts: string[], agree: (part: string, gold: string) => boolean): boolean {
+  const listed = jsonList(predicted);
+  if (listed) return pairs(goldParts, listed, (g, q) => agree(q, g));
+  const pieces = predicted.split(SEPARATOR);
+  const words = pieces.filter((_, i) => i % 2 === 0);
+  const used = new Array<boolean>(goldParts.length).fill(false);
+  let tries = 0;
+  const go = (start: number, left: number): boolean => {
+    if (start === words.length) return left === 0;
+    if (left === 0 || ++tries > 5000) return false;
+    for (let end = start; end < words.length; end++) {
+      const part = pieces.slice(2 * start, 2 * end + 1).join('').trim();
+      for (let k = 0; k < goldParts.length; k++) {
+        if (used[k] || !agree(part, goldParts[k]!)) continue;
+        used[k] = true;
+        if (go(end + 1, left - 1)) return true;
+        used[k] = false;
+      }
+    }
+    return false;
+  };
+  return go(0, goldParts.length);
 }
 
 /**
@@ -177,12 +209,14 @@ export function matchAnswer(predicted: string, gold: string, options: MatchOptio
   if (p.split(/\r?\n/).filter((l) => l.trim()).length > 1) return no('the answer spans several lines: give the answer alone');
   if (p.length > 250) return no('the answer is longer than 250 characters: give the answer alone');
   if (/<[^>]*>/.test(p)) return no('the answer holds markup');
+  // Extension: a hedge ("X or Y") is no answer, even where the gold's number or words are in it.
+  if (/\bor\b/i.test(p) && !/\bor\b/i.test(gold)) return no('the answer offers alternatives ("or"): give one answer');
   const whole = matchWhole(p, gold, tolerance);
   if (whole.match) return whole;
   const goldParts = bracketBody(gold) === undefined ? splitSpans(gold) : [];
   if (goldParts.length < 2) return whole;
+  if (matchParts(p, goldParts, (q, g) => matchWhole(q, g, tolerance).match)) return yes(`all ${goldParts.length} parts, in any order`);
   const predParts = splitSpans(p);
-  if (predParts.length !== goldParts.length) return no(`expected ${goldParts.length} parts (${goldParts.join(' | ')}), found ${predParts.length}`);
-  if (pairs(goldParts, predParts, (g, q) => matchWhole(q, g, tolerance).match)) return yes(`all ${goldParts.length} parts, in any order`);
+  if (predParts.length < goldParts.length) return no(`expected ${goldParts.length} parts (${goldParts.join(' | ')}), found ${predParts.length}`);
   return no(`the parts ${predParts.join(' | ')} do not match ${goldParts.join(' | ')} one to one`);
 }
