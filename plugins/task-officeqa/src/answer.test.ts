@@ -84,6 +84,31 @@ describe('the mismatches of issue 21, each a case', () => {
   });
 });
 
+/** ClawGym's extensions of reward.py (docs/verifiers.md), each a case. */
+const EXTENSIONS: [string, string, string, boolean][] = [
+  ['more digits that round to the gold', '2.6149', '2.61%', true],
+  ['whole-number golds are exact', '2447.4', '2447', false],
+  ['a 0.8% miss fails by default', '2427.4', '2447', false],
+  ['numbers pair one to one', '25, 30', '25, 25', false],
+  ['a hedge is refused', '$85.1 million or the Board of Directors', '$85.1 million', false],
+  ['"or" is fine when the gold has it', 'fixed or variable', 'fixed or variable', true],
+  ['an amount with a separator is no year', '$2,019 million', '2,019 million', true],
+  ['a JSON list of spans', '["Net debt", "Earnings before interest, tax, depreciation and amortisation"]', '["Earnings before interest, tax, depreciation and amortisation", "Net debt"]', true],
+  ['a span holding a separator, in another order', 'Restructuring payments, Licence and spectrum payments', '["Licence and spectrum payments", "Restructuring payments"]', true],
+  ['a bracketed list stays ordered, as reward.py has it', '[152260, 8]', '[8, 152260]', false],
+  ['text by TAT-QA\'s normalisation', '"The Bureau of the Fiscal Service."', 'Bureau of the Fiscal Service', true],
+];
+
+describe('the extensions, each a case', () => {
+  it.each(EXTENSIONS)('%s: "%s" for gold "%s"', (_, predicted, gold, match) => {
+    expect(matchAnswer(predicted, gold)).toMatchObject({ match });
+  });
+  it('a relative tolerance is reward.py\'s rule when asked for', () => {
+    expect(matchAnswer('2427.4', '2447', { relativeTolerance: 0.01 }).match).toBe(true);
+    expect(matchAnswer('2016', '2017', { relativeTolerance: 0.01 }).match).toBe(true);
+  });
+});
+
 describe('reading numbers', () => {
   it('reads separators, signs, currency, percent, scale and accounting negatives', () => {
     const read = (s: string) => readNumbers(s).map((n) => [n.value, n.decimals, n.scale?.word, n.percent]);
