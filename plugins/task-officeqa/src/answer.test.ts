@@ -60,6 +60,8 @@ const MISMATCHES: [string, string, string, boolean][] = [
   ['an accounting negative with scale is right', '(97) thousand', '-97 thousand', true],
   ['an accounting negative with currency is right', '$(97)', '-97', true],
   ['a positive number for a negative gold is wrong', '97 thousand', '-97 thousand', false],
+  ['an accounting negative with the wrong scale is wrong', '(97) million', '-97 thousand', false],
+  ['an accounting negative percentage is right', '(22.22)%', '-22.22%', true],
   ['a number word is right', 'two', '2', true],
   ['a hyphenated number word is right', 'twenty-five', '25', true],
   ['a wrong number word is wrong', 'three', '2', false],
@@ -116,6 +118,8 @@ describe('reading numbers', () => {
     expect(read('\u22124 thousands')).toEqual([[-4, 0, 'thousand', false]]);
     expect(read('(3.20)')).toEqual([[-3.2, 2, undefined, false]]);
     expect(read('(2019)')).toEqual([[2019, 0, undefined, false]]);
+    expect(read('$(9.8) million')).toEqual([[-9.8, 1, 'million', false]]);
+    expect(read('(22.5)% of (3) bn')).toEqual([[-22.5, 1, undefined, true], [-3, 0, 'billion', false]]);
     expect(read('7.25 %')).toEqual([[7.25, 2, undefined, true]]);
     expect(read('25,28 and 99,999')).toEqual([[25, 0, undefined, false], [28, 0, undefined, false], [99999, 0, undefined, false]]);
     expect(read('2018-2019')).toEqual([[2018, 0, undefined, false], [2019, 0, undefined, false]]);

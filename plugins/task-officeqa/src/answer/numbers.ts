@@ -36,7 +36,9 @@ const NUMBER = new RegExp(
   String.raw`(?<num>\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)` +
   String.raw`(?<pct>\s*(?:%|per\s?cent\b))?` +
   String.raw`(?<scale>\s*(?:thousands?|millions?|billions?|trillions?|mn|bn|tn|k|m|b)\b)?` +
-  String.raw`(?<pct2>\s*(?:%|per\s?cent\b))?(?<close>\s*\))?`,
+  String.raw`(?<pct2>\s*(?:%|per\s?cent\b))?(?<close>\s*\))?` +
+  // "(97) thousand", "(22.2)%": the scale or percent after an accounting parenthesis.
+  String.raw`(?<after>\s*(?:%|per\s?cent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn|tn)\b))?`,
   'gi',
 );
 
@@ -56,13 +58,18 @@ export function readNumbers(src: string): NumberMention[] {
     // A dash right after a letter or digit joins a range or a code ("2018-2019", "FY-20"), it is no sign.
     const signed = Boolean(g.neg2) || (Boolean(g.neg) && !/[\p{L}\p{N}]/u.test(before));
     const accounting = Boolean(g.open && g.close);
+    // A scale word or percent after the closing parenthesis belongs to the number: "(97) thousand".
+    const after = accounting ? g.after?.trim().toLowerCase() : undefined;
+    const scaleWord = g.scale?.trim().toLowerCase() ?? (after && SCALE_WORDS[after] ? after : undefined);
     const mention: NumberMention = {
       value, decimals: raw.includes('.') ? raw.split('.')[1]!.length : 0,
-      percent: Boolean(g.pct || g.pct2), money: Boolean(g.cur) || g.num!.includes(','),
-      start: m.index! + (g.open?.length ?? 0), end: m.index! + m[0].length - (g.close?.length ?? 0),
+      percent: Boolean(g.pct || g.pct2 || (after && !SCALE_WORDS[after])),
+      money: Boolean(g.cur) || g.num!.includes(','),
+      start: m.index! + (g.open?.length ?? 0),
+      end: m.index! + m[0].length - (after ? 0 : (g.close?.length ?? 0) + (g.after?.length ?? 0)),
     };
-    if (g.scale) {
-      const factor = SCALE_WORDS[g.scale.trim().toLowerCase()]!;
+    if (scaleWord) {
+      const factor = SCALE_WORDS[scaleWord]!;
       mention.scale = { word: CANONICAL[factor]!, factor };
     }
     // OfficeQA keeps "(2019)" a year: parentheses negate only what is not a bare year.
