@@ -4,12 +4,17 @@
  * reading goes on after it, so one bad row does not take the rows after it down.
  */
 
-/** One record, with the line it starts on (1-based, the header is line 1). */
-export interface CsvRecord { line: number; cells: string[] }
+/**
+ * One record, with the line it starts on (1-based, the header is line 1) and its row number
+ * (the header is row 0; broken records count, as a spreadsheet would show them).
+ */
+export interface CsvRecord { line: number; row: number; cells: string[] }
 
 /** Something wrong in the file: where, and what was expected. */
 export interface CsvProblem {
   line: number;
+  /** The record's row number (see {@link CsvRecord.row}). */
+  row: number;
   /** 1-based field number in the record. */
   field?: number;
   message: string;
@@ -25,6 +30,7 @@ export function readCsv(text: string): CsvFile {
   const problems: CsvProblem[] = [];
   let i = 0;
   let line = 1;
+  let row = -1;
   while (i < src.length) {
     const start = { i, line };
     const cells: string[] = [];
@@ -34,7 +40,7 @@ export function readCsv(text: string): CsvFile {
     let broken: CsvProblem | undefined;
     for (;;) {
       if (i >= src.length) {
-        if (quoted) broken = { line: quotedAt!.line, field: quotedAt!.field, message: 'a quoted field opened here is never closed: expected a closing " before the end of the file' };
+        if (quoted) broken = { line: quotedAt!.line, row: row + 1, field: quotedAt!.field, message: 'a quoted field opened here is never closed: expected a closing " before the end of the file' };
         cells.push(cell);
         break;
       }
@@ -45,7 +51,7 @@ export function readCsv(text: string): CsvFile {
           quoted = false; i++;
           const next = src[i];
           if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r' && !broken) {
-            broken = { line, field: cells.length + 1, message: `text after a closing quote: expected a comma or the end of the line, found ${JSON.stringify(next)}` };
+            broken = { line, row: row + 1, field: cells.length + 1, message: `text after a closing quote: expected a comma or the end of the line, found ${JSON.stringify(next)}` };
           }
           continue;
         }
@@ -64,6 +70,7 @@ export function readCsv(text: string): CsvFile {
       cell += ch; i++;
     }
     if (broken) {
+      row++;
       problems.push(broken);
       if (quoted) {
         // Resume on the line after the unclosed quote: the rows below it are still read.
@@ -72,7 +79,7 @@ export function readCsv(text: string): CsvFile {
       }
       continue;
     }
-    if (cells.length > 1 || cells[0] !== '') records.push({ line: start.line, cells });
+    if (cells.length > 1 || cells[0] !== '') records.push({ line: start.line, row: ++row, cells });
   }
   return { records, problems };
 }

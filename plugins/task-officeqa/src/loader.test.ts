@@ -73,7 +73,7 @@ describe('OfficeQA loader', () => {
     const dir = tmp('officeqa-bad-');
     writeFileSync(join(dir, 'q.csv'), `${HEADER}\nU1,Q?,1,,nowhere.txt,easy\n`);
     await expect(loadOfficeQa({ csv: join(dir, 'q.csv'), corpus: SOURCE.corpus })).rejects.toMatchObject({
-      code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining('q.csv:2 (column source_files) [uid U1]: source file(s) nowhere.txt are not in the corpus folder'),
+      code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining('q.csv:2 (row 1, column source_files) [uid U1]: source file(s) nowhere.txt are not in the corpus folder'),
     });
     writeFileSync(join(dir, 'q.csv'), 'id,question\nU1,Q?\n');
     await expect(loadOfficeQa({ csv: join(dir, 'q.csv'), corpus: SOURCE.corpus })).rejects.toThrow('missing column(s) uid, answer, source_files (the header has id, question)');
@@ -108,7 +108,7 @@ describe('OfficeQA loader errors: what is wrong, where; the good rows still load
     const { csv, tasks } = load(`${HEADER}\n${GOOD('U1')}\nU2,"What were receipts?,5387 million,,treasury_bulletin_1941_01.txt,easy\n${GOOD('U3')}\n`);
     const report = await loadOfficeQaReport({ csv, corpus: SOURCE.corpus });
     expect(report.tasks.map((t) => t.id)).toEqual(['officeqa/U1', 'officeqa/U3']);
-    expect(report.problems).toEqual([{ where: `${csv}:3 (column question)`, message: 'a quoted field opened here is never closed: expected a closing " before the end of the file' }]);
+    expect(report.problems).toEqual([{ where: `${csv}:3 (row 2, column question)`, message: 'a quoted field opened here is never closed: expected a closing " before the end of the file' }]);
     expect((await tasks).map((t) => t.id)).toEqual(['officeqa/U1', 'officeqa/U3']);
     expect(JSON.stringify(report.problems)).not.toContain('corpus');
   });
@@ -116,13 +116,13 @@ describe('OfficeQA loader errors: what is wrong, where; the good rows still load
   it('a row with two fields is refused with its line and what was expected', async () => {
     const { csv, warnings, tasks } = load(`${HEADER}\n${GOOD('U1')}\nU2,What?\n`);
     expect((await tasks).map((t) => t.id)).toEqual(['officeqa/U1']);
-    expect(warnings).toEqual([`q.csv: loaded 1 question(s), left out 1:\n${csv}:3 [uid U2]: the row has 2 fields, the header has 6 (uid, question, answer, source_docs, source_files, difficulty): a missing or extra comma, or a field with a comma that is not quoted`]);
+    expect(warnings).toEqual([`q.csv: loaded 1 question(s), left out 1:\n${csv}:3 (row 2) [uid U2]: the row has 2 fields, the header has 6 (uid, question, answer, source_docs, source_files, difficulty): a missing or extra comma, or a field with a comma that is not quoted`]);
   });
 
   it('an empty answer is refused with the row and the column', async () => {
     const { csv, warnings, tasks } = load(`${HEADER}\n${GOOD('U1', '  ')}\n${GOOD('U2')}\n`);
     expect((await tasks).map((t) => t.id)).toEqual(['officeqa/U2']);
-    expect(warnings[0]).toContain(`${csv}:2 (column answer) [uid U1]: the answer is empty: expected the gold answer`);
+    expect(warnings[0]).toContain(`${csv}:2 (row 1, column answer) [uid U1]: the answer is empty: expected the gold answer`);
   });
 
   it('text after a closing quote and a duplicate uid are refused', async () => {
@@ -130,9 +130,16 @@ describe('OfficeQA loader errors: what is wrong, where; the good rows still load
     const report = await loadOfficeQaReport({ csv, corpus: SOURCE.corpus });
     expect(report.tasks.map((t) => t.id)).toEqual(['officeqa/U2']);
     expect(report.problems.map((p) => [p.where, p.message])).toEqual([
-      [`${csv}:2 (column question)`, 'text after a closing quote: expected a comma or the end of the line, found "x"'],
-      [`${csv}:4 (column uid)`, 'uid U2 appears twice (first on line 3)'],
+      [`${csv}:2 (row 1, column question)`, 'text after a closing quote: expected a comma or the end of the line, found "x"'],
+      [`${csv}:4 (row 3, column uid)`, 'uid U2 appears twice (first on line 3)'],
     ]);
+  });
+
+  it('after a field with a line break, the line and the row number differ, both given', async () => {
+    const { csv } = load(`${HEADER}\nU1,"Receipts\nin 1940?",5387 million,,treasury_bulletin_1941_01.txt,easy\nU2,What?\n`);
+    const report = await loadOfficeQaReport({ csv, corpus: SOURCE.corpus });
+    expect(report.tasks.map((t) => t.id)).toEqual(['officeqa/U1']);
+    expect(report.problems[0]!.where).toBe(`${csv}:4 (row 2)`);
   });
 
   it('strict refuses the file over one broken row; a file with no good row is refused', async () => {

@@ -31,7 +31,7 @@ export interface OfficeQaSource {
 
 /** A row that did not become a task, and why. */
 export interface LoadProblem {
-  /** `file:line`, and the field's column name when one is at fault. */
+  /** `file:line (row N, column C)`: the row counted from the header (row 0), and the column name when one field is at fault. */
   where: string;
   /** The row's uid, when it could be read. */
   uid?: string;
@@ -105,7 +105,7 @@ export async function loadOfficeQaReport(source: OfficeQaSource): Promise<Office
     });
   }
   const problems: LoadProblem[] = csvProblems.map((p) => ({
-    where: `${csvPath}:${p.line}${p.field ? ` (column ${keys[p.field - 1] ?? `#${p.field}`})` : ''}`,
+    where: `${csvPath}:${p.line} (row ${p.row}${p.field ? `, column ${keys[p.field - 1] ?? `#${p.field}`}` : ''})`,
     message: p.message,
   }));
   const index = await indexCorpus(corpus);
@@ -113,9 +113,10 @@ export async function loadOfficeQaReport(source: OfficeQaSource): Promise<Office
   const seen = new Map<string, number>();
   for (const rec of body) {
     const where = `${csvPath}:${rec.line}`;
+    const at = (column?: string) => `${where} (row ${rec.row}${column ? `, column ${column}` : ''})`;
     const row = Object.fromEntries(keys.map((k, i) => [k, rec.cells[i] ?? '']));
     const uid = row.uid!.trim() || undefined;
-    const refuse = (message: string, column?: string) => problems.push({ where: column ? `${where} (column ${column})` : where, uid, message });
+    const refuse = (message: string, column?: string) => problems.push({ where: at(column), uid, message });
     if (rec.cells.length !== keys.length) {
       refuse(`the row has ${rec.cells.length} field${rec.cells.length === 1 ? '' : 's'}, the header has ${keys.length} (${keys.join(', ')}): a missing or extra comma, or a field with a comma that is not quoted`);
       continue;
