@@ -5,12 +5,14 @@
  *
  * A task may instead (or as well) have `CHECKS.json`: declarative deterministic checks (see
  * `checks/schema.ts`), graded without a judge. Files its `file_equals` checks compare against
- * lie in `task<N>/expected/`, beside `task_folder/`, so they never reach the agent.
+ * lie in `task<N>/expected/`, beside `task_folder/`, so they never reach the agent. A
+ * `task<N>/solution/` folder, when there is one, is the task's oracle (its files written out).
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
-import { ClawGymError, ErrorCodes, type Task, type TaskSuite } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, type OracleTurn, type Task, type TaskSuite } from '@clawgym/core';
+import { writeBytesTurn } from './oracle';
 import { judgeRubric, type JudgeEndpoint, type RubricItem } from './judge';
 import { pickSplit, type SplitOptions } from '@clawgym/core';
 import { workspaceDocuments, type TextLimits } from './workspace-text';
@@ -20,6 +22,7 @@ const INSTRUCTIONS = 'TASK_INSTRUCTIONS.txt';
 const RUBRICS = 'RUBRICS.json';
 const CHECKS = 'CHECKS.json';
 const EXPECTED = 'expected';
+const SOLUTION = 'solution';
 const TEXT_KEYS = ['criterion', 'rubric', 'description', 'requirement', 'item', 'text', 'title'];
 
 /** Options of {@link loadJobBench}. */
@@ -88,6 +91,22 @@ async function readChecks(file: string, referenceDir: string): Promise<Check[]> 
   return parsed.data;
 }
 
+/**
+ * The oracle of a task with a `task<N>/solution/` folder: write each of its files into the
+ * workspace, and delete what `file_absent` checks name. Undefined without the folder.
+ */
+async function solutionOracle(dir: string, checks: Check[] | undefined): Promise<OracleTurn[] | undefined> {
+  if (!existsSync(dir)) return undefined;
+  const turns: OracleTurn[] = [];
+  for (const f of await filesUnder(dir)) {
+    if (f.includes('/')) turns.push({ toolCalls: [{ name: 'bash', arguments: { command: `mkdir -p '${f.slice(0, f.lastIndexOf('/'))}'` } }] });
+    turns.push(writeBytesTurn(f, await readFile(join(dir, f))));
+  }
+  const absent = (checks ?? []).filter((c) => c.type === 'file_absent').map((c) => `'${c.path.replace(/'/g, `'\\''`)}'`);
+  if (absent.length) turns.push({ toolCalls: [{ name: 'bash', arguments: { command: `rm -rf -- ${absent.join(' ')}` } }] });
+  return turns;
+}
+
 /** One task from its `task_folder`. */
 async function loadOne(folder: string, id: string, occupation: string, judge: JudgeEndpoint | undefined, options: JobBenchOptions): Promise<Task> {
   const instruction = (await readFile(join(folder, INSTRUCTIONS), 'utf8')).trim();
@@ -107,6 +126,7 @@ async function loadOne(folder: string, id: string, occupation: string, judge: Ju
     id,
     category: occupation,
     instruction: `${instruction}${listing}\nSave every deliverable as a file in the working folder.`,
+    oracle: await solutionOracle(join(folder, '..', SOLUTION), checks),
     async setup(ws) {
       for (const [f, data] of await provided()) await ws.writeFile(f, data);
     },
