@@ -25,12 +25,16 @@ describe('answer forms are made from the key, not from the matcher', () => {
     expect(forms.filter((f) => !f.right).map((f) => [f.kind, f.text])).toEqual([
       ['near miss +0.8%', '2.63%'], ['near miss -0.8%', '2.59%'], ['one unit off in the last digit', '2.62%'], ['one unit off the other way', '2.60%'],
       ['rounding-level miss', '2.6%'], ['the question\'s year instead of the value', '2019'], ['sign flipped', '-2.61%'], ['percent times 100', '261.00'],
+      ['decimal point shifted', '26.10%'], ['two digits transposed', '2.16%'],
       ['a sentence with the year and a near miss', 'In 2019 the value was 2.63%.'], ['hedged between two answers', '2.61% or 2.62%'],
     ]);
   });
   it('a list has partial, padded and near-miss forms', () => {
     const kinds = answerForms(q(['25', '28'], '', 'multi-span'), []).filter((f) => !f.right).map((f) => `${f.kind}: ${f.text}`);
     expect(kinds).toEqual(['list without its last item: 25', 'list without its first item: 28', 'list with one near miss: 25, 29', 'list with an extra item: 25, 28, 29']);
+  });
+  it('digits are transposed where two differ', () => {
+    expect(answerForms(q(12682, 'thousand'), []).find((f) => f.kind === 'two digits transposed')!.text).toBe('21682 thousand');
   });
 });
 

@@ -68,6 +68,13 @@ function numericForms(n: KeyNumber, scale: TatQaQuestion['scale'], gold: string,
   if (v !== 0) wrong('sign flipped', withScale(commas(-v, d), scale));
   if (scale in FACTOR) wrong('wrong scale word', `${commas(v, d)} ${scale === 'thousand' ? 'million' : 'thousand'}`);
   if (scale === 'percent' && v !== 0) wrong('percent times 100', plain(v * 100, d));
+  if (v !== 0) wrong('decimal point shifted', withScale(commas(v * 10, d), scale));
+  const digits = plain(Math.abs(v), d);
+  const swapAt = digits.search(/(\d)(?!\1)\d/);
+  if (swapAt >= 0) {
+    const swapped = `${v < 0 ? '-' : ''}${digits.slice(0, swapAt)}${digits[swapAt + 1]}${digits[swapAt]}${digits.slice(swapAt + 2)}`;
+    if (Number(swapped) !== v) wrong('two digits transposed', withScale(swapped, scale));
+  }
   const off = v * 1.008;
   if (!sameAt(off, v, d)) wrong('a sentence with the year and a near miss', `In ${year} the value was ${withScale(commas(off, d), scale)}.`);
   wrong('hedged between two answers', `${gold} or ${withScale(commas(v + 10 ** -d, d), scale)}`);
