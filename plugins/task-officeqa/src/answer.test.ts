@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixtureCases } from '@clawgym/core/testing';
@@ -127,5 +128,25 @@ describe('reading numbers', () => {
   });
   it('writes number words as digits', () => {
     expect(wordsToDigits('one hundred and five, twenty-one and three million')).toBe('105, 21 and 3 million');
+  });
+});
+
+describe('properties', () => {
+  // The gold's precision decides, for any value, scale and sign.
+  const scale = fc.constantFrom('', ' thousand', ' million', ' billion', '%');
+  it('an answer at the gold\'s precision matches exactly when it is the same number', () => {
+    fc.assert(fc.property(fc.integer({ min: -10_000_000, max: 10_000_000 }), fc.integer({ min: -3, max: 3 }), fc.integer({ min: 0, max: 3 }), scale, (n, delta, d, s) => {
+      const gold = (n / 10 ** d).toFixed(d);
+      const answer = ((n + delta) / 10 ** d).toFixed(d);
+      return matchAnswer(`${answer}${s}`, `${gold}${s}`).match === (delta === 0);
+    }), { numRuns: 500 });
+  });
+  it('thousands separators, a plural scale word and the full amount never change the verdict', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 9_999_999 }), fc.integer({ min: -2, max: 2 }), fc.constantFrom(['thousand', 1e3], ['million', 1e6]), (n, delta, [word, factor]) => {
+      const gold = `${n} ${word}`;
+      const v = n + delta;
+      const forms = [`${v.toLocaleString('en-US')} ${word}s`, `${(v * (factor as number)).toLocaleString('en-US')}`, `$${v.toLocaleString('en-US')} ${word}`];
+      return forms.every((f) => matchAnswer(f, gold).match === (delta === 0));
+    }), { numRuns: 300 });
   });
 });
