@@ -55,6 +55,9 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     : engineName === 'null' ? nullEngine()
       : await (await provider(kernel, 'engine', engineSlot)).create(slotOptions(engineSlot), { runDir, seed: config.run.seed, rootDir: config.rootDir }) as Engine;
   const sandboxes = await provider(kernel, 'sandbox', config.sandbox);
+  const noOracle = engineName === 'oracle' ? tasks.filter((t) => t.oracle === undefined) : [];
+  // Without this a suite with no oracles reads as a 0% pipeline, not as untestable by the oracle.
+  if (noOracle.length) io.err(`warning: ${noOracle.length} of ${tasks.length} task(s) have no oracle, so the oracle engine cannot pass them: ${noOracle.slice(0, 5).map((t) => t.id).join(', ')}${noOracle.length > 5 ? ', …' : ''}\n`);
   io.err(`evaluating ${tasks.length} tasks x ${harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
   const report = await evaluate({
     runId: name, runDir, tasks, harnesses, engine, sandboxes, k, kernel,
