@@ -7,6 +7,9 @@ import { ScriptedEngine, type ScriptedTurn } from './engine/scripted';
 import { createTokenIdEngine } from './engine/token-id-client';
 import { localSandboxProvider } from './sandbox/local';
 import { cpuKernels } from './kernels/cpu';
+import { htmlReporter } from './report/reporters';
+import { tensorboardReporter } from './report/tensorboard/reporter';
+import { clippedTisLoss } from './train/policy-loss';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
 
@@ -49,7 +52,9 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
 
 /**
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap, or a warned fallback) and the `cpu` compute kernels.
+ * engines, the local sandbox (bubblewrap, or a warned fallback), the `cpu` compute kernels, the
+ * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
+ * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
 export const builtins = definePlugin({
   name: 'clawgym:core',
@@ -60,6 +65,9 @@ export const builtins = definePlugin({
     api.provide.engine(tokenIdProvider('sglang'));
     api.provide.sandbox(localSandboxProvider({ log: (m) => api.log.warn(m) }));
     api.provide.kernels(cpuKernels());
+    api.provide.reporter(tensorboardReporter());
+    api.provide.reporter(htmlReporter);
+    api.provide.policyLoss(clippedTisLoss);
   },
 });
 

@@ -9,3 +9,4 @@ export * from './trainer';
 export * from './algorithm';
 export * from './kernels';
 export * from './reporter';
+export * from './policy-loss';

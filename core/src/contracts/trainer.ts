@@ -1,4 +1,5 @@
 import type { ProviderContext } from './engine';
+import type { PolicyLoss } from './policy-loss';
 import type { AdvantageResult, RolloutTree } from './tree';
 
 /** Settings of the policy loss shared by all algorithms. */
@@ -22,6 +23,8 @@ export interface TrainerBatch {
   trees: readonly RolloutTree[];
   advantages: AdvantageResult;
   loss: PolicyLossConfig;
+  /** The policy loss the config selects (`policyLoss` slot), for trainers that compute it themselves. */
+  policyLoss: PolicyLoss;
 }
 
 /** What a trainer reports after a step. */

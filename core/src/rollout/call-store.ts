@@ -1,6 +1,9 @@
+import 'reflect-metadata';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelCallRecord } from '../contracts/records';
+import { inject, injectable } from 'tsyringe';
+import type { ModelCallRecord, RecordStore } from '../contracts/records';
+import { Tokens } from '../kernel/tokens';
 
 /**
  * On disk a record that reuses its parent's ids stores only the new tail of its prompt
@@ -51,10 +54,12 @@ function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
  * order. `append` resolves once the line is written to the file (the proxy awaits it before
  * sending a response's final event), so a crash of this process never loses an answered call.
  */
-export class CallStore {
+@injectable()
+export class CallStore implements RecordStore {
   private readonly files = new Map<string, { handle: Promise<FileHandle>; tail: Promise<void> }>();
 
-  constructor(readonly dir: string) {}
+  /** In the run container the folder is the scope's `Tokens.CallsDir`. */
+  constructor(@inject(Tokens.CallsDir) readonly dir: string) {}
 
   private fileOf(rolloutId: string) {
     let f = this.files.get(rolloutId);

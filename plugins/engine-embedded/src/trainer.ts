@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packTree, policyLoss, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { packTree, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { loadSafetensors, saveSafetensors } from './safetensors';
@@ -16,7 +16,7 @@ export interface OptimizerConfig {
   gradClip: number;
   /** Linear warm-up steps, then constant. */
   warmupSteps: number;
-  /** The value head's lr as a multiple of lr (default 1). */
+  /** The value head's lr as a multiple of lr (the plugin's `optimizer.valueLrScale` defaults to 30; unset here means 1). */
   valueLrScale?: number;
 }
 
@@ -42,7 +42,8 @@ function tokenLogprobs(fwd: ForwardResult, tokens: Int32Array, parents: Int32Arr
 /**
  * The embedded trainer: exact forward/backward of the shared policy on tree-packed batches
  * (each token attends to its ancestors only, every generated token is trained once), the
- * policy loss with the truncated importance weight, PPO's value loss, AdamW with gradient
+ * policy loss the batch carries (core's clipped ratio with the truncated importance weight by
+ * default), PPO's value loss, AdamW with gradient
  * clipping and warm-up, and checkpoints as safetensors plus a JSON config.
  */
 export class EmbeddedTrainer implements Trainer {
@@ -121,7 +122,8 @@ export class EmbeddedTrainer implements Trainer {
       if (n === 0) continue;
       const logp = Float32Array.from(idx, (i) => lpAll[i]!);
       if (!logpOld.has(tree.rolloutId)) logpOld.set(tree.rolloutId, logp);
-      const res = policyLoss({
+      // The loss the config selects (`policyLoss` slot): core's clipped-tis, or a plugin's.
+      const res = batch.policyLoss.compute({
         logp, logpOld: logpOld.get(tree.rolloutId)!, logpRollout: Float32Array.from(idx, (i) => packed.rolloutLogprobs[i]!),
         advantages: Float32Array.from(idx, (i) => packed.advantages[i]!),
         clipLow: batch.loss.clipLow, clipHigh: batch.loss.clipHigh, tisCap: batch.loss.tisCap,
