@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { MetricsEvent, RunProgress } from '../contracts/reporter';
 import type { ResolvedConfig } from '../config/schema';
 import { provider } from '../kernel/create';
+import type { Logger } from '../kernel/plugin';
 import { Tokens } from '../kernel/tokens';
 import { readMetrics } from '../report/metrics-log';
 import { saveCheckpoint } from '../train/checkpoint';
@@ -28,6 +29,8 @@ export interface TrainOptions {
   onEvent?: (event: MetricsEvent, text: string) => void;
   /** Where the run is between events (rollouts done and running, reward so far, tokens/s, ETA), for a live display. */
   onProgress?: (progress: RunProgress) => void;
+  /** Where plugin log lines go (default: the console). */
+  logger?: Logger;
 }
 
 /**
@@ -52,7 +55,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   await writeFile(join(runDir, 'config.json'), `${JSON.stringify(frozenConfig(config), null, 2)}\n`);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({
-    config, purpose: 'run', name, runDir,
+    config, purpose: 'run', name, runDir, logger: o.logger,
     onRecord: (r) => { progress.generated += r.outputIds.length; },
     onRollout: progress.onRollout,
   });
