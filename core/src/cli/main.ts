@@ -129,6 +129,13 @@ export async function main(argv: string[], io: CliIo = {
     io.out(program.helpInformation());
     return ExitCode.USAGE;
   }
+  // An unknown command is a usage error even with --help (commander would print the top-level
+  // help for `clawgym nope --help` and exit 0).
+  const first = argv[0]!;
+  if (!first.startsWith('-') && first !== 'help' && !program.commands.some((c) => c.name() === first || c.aliases().includes(first))) {
+    io.err(`error: unknown command '${first}' (commands: ${program.commands.map((c) => c.name()).join(', ')})\n(run with --help for usage)\n`);
+    return ExitCode.USAGE;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.OK;
@@ -141,3 +148,24 @@ export async function main(argv: string[], io: CliIo = {
     return ExitCode.FAILURE;
   }
 }
+
+/**
+ * The `clawgym` executable: run the CLI on the process's arguments and set the exit code. A
+ * reader that closes the pipe early (`clawgym plugins | head -1`) ends it quietly, as other
+ * command-line tools do, instead of with an unhandled EPIPE.
+ */
+export function runCli(argv: string[] = process.argv.slice(2)): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+  main(argv).then(
+    (code) => { process.exitCode = code; },
+    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; },
+  );
+}
+
+// `node core/dist/cli/main.js` (the `clawgym` npm script) runs the CLI like the bin does.
+if (require.main === module) runCli();
