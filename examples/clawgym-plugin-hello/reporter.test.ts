@@ -16,7 +16,7 @@ const recordingTrainer = {
       async create(): Promise<Trainer> {
         let version = 0;
         return {
-          name: 'recording', policyVersion: () => version, logprobs: async () => new Map(),
+          name: 'recording', policyVersion: () => version,
           async step() { version++; return { loss: 0.25, mismatchAbsLogp: 0, mismatchKl: 0, clipFraction: 0, tokens: 1 }; },
           async save(dir) { mkdirSync(dir, { recursive: true }); writeFileSync(join(dir, 'version.json'), String(version)); },
           load: async () => {},
@@ -65,5 +65,8 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     // The built-ins rendered too: TensorBoard event files and the HTML report.
     expect(readdirSync(join(runDir, 'tensorboard')).some((f) => f.startsWith('events.out.tfevents.'))).toBe(true);
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('<html');
+    // The example's beforeRollout tag travels with each rollout into the evaluation's results.
+    const evaluated = JSON.parse(readFileSync(join(runDir, 'eval', 'step-0', 'eval.json'), 'utf8')) as { rollouts: { tags: string[] }[] };
+    expect(evaluated.rollouts.map((r) => r.tags)).toEqual([['from-test']]);
   }, 240_000);
 });

@@ -49,8 +49,6 @@ export interface SupervisedStepOptions {
 export interface Trainer {
   readonly name: string;
   step(batch: TrainerBatch): Promise<TrainMetrics>;
-  /** Recompute log-probabilities of generated tokens under the current weights (for TIS). */
-  logprobs(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   policyVersion(): number;
   /** Value estimates V(s_t) per generated token, for trainers with a value head (PPO). */
   values?(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;

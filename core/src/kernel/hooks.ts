@@ -13,6 +13,7 @@ export interface RolloutRequest {
   instruction: string;
   /** Extra environment for the harness process. */
   env: Record<string, string>;
+  /** Labels for the rollout: they travel with it to `afterRollout` taps and into `eval.json`. */
   tags: string[];
   harnessOptions: Record<string, unknown>;
 }

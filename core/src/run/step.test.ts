@@ -16,7 +16,7 @@ const task = { id: 't1', category: 'files', instruction: 'do it', setup: async (
 function recordingTrainer() {
   const steps: TrainerBatch[] = [];
   const trainer: Trainer = {
-    name: 'recording', policyVersion: () => steps.length, logprobs: async () => new Map(),
+    name: 'recording', policyVersion: () => steps.length,
     async step(batch) { steps.push(batch); return { loss: 0.5, mismatchAbsLogp: 0, mismatchKl: 0, clipFraction: 0, tokens: 1 }; },
     save: async () => {}, load: async () => {},
   };

@@ -68,6 +68,7 @@ export class EmbeddedTrainer implements Trainer {
     return { packed, fwd };
   }
 
+  /** Log-probabilities of every generated token under the current weights (the step recomputes its own; tests compare these with the engine's). */
   async logprobs(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>> {
     const V = this.policy.config.vocabSize;
     const out = new Map<string, Map<number, Float32Array>>();
