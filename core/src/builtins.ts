@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { EngineProvider } from './contracts/engine';
+import type { SandboxProvider } from './contracts/sandbox';
+import { onPath } from './util/which';
 import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
 import { byteChatMl } from './engine/byte-chatml';
@@ -51,6 +53,22 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
 });
 
 /**
+ * The local sandbox with its self-check: it isolates with bubblewrap and, without it, falls
+ * back to running unisolated with a warning, so a missing `bwrap` is what doctor names.
+ */
+function checkedLocalSandbox(log: (m: string) => void): SandboxProvider {
+  const local = localSandboxProvider({ log });
+  return Object.assign(local, {
+    async check() {
+      const bwrap = onPath('bwrap');
+      return bwrap
+        ? { ok: true, reason: `bubblewrap at ${bwrap}` }
+        : { ok: false, reason: 'bubblewrap (bwrap) is not on PATH: sandboxes would run without isolation (the warned fallback)', install: 'apt-get install -y bubblewrap' };
+    },
+  });
+}
+
+/**
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
  * engines, the local sandbox (bubblewrap, or a warned fallback), the `cpu` compute kernels, the
  * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
@@ -63,7 +81,7 @@ export const builtins = definePlugin({
     api.provide.engine(scripted);
     api.provide.engine(tokenIdProvider('vllm'));
     api.provide.engine(tokenIdProvider('sglang'));
-    api.provide.sandbox(localSandboxProvider({ log: (m) => api.log.warn(m) }));
+    api.provide.sandbox(checkedLocalSandbox((m) => api.log.warn(m)));
     api.provide.kernels(cpuKernels());
     api.provide.reporter(tensorboardReporter());
     api.provide.reporter(htmlReporter);

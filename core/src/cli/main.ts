@@ -8,6 +8,7 @@ import { gc } from './commands/gc';
 import { evalCommand, type EvalCliOptions } from './commands/eval';
 import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
+import { doctorCommand } from './commands/doctor';
 import { writeReport } from '../report/report';
 import { resolve } from 'node:path';
 import type { LiveStream } from './live';
@@ -44,6 +45,7 @@ Examples:
   clawgym run --config examples/ppo.config.ts
   clawgym run --resume --steps 300     continue a run (killed or finished) up to step 300
   clawgym plugins                      list installed plugins and what they provide
+  clawgym doctor                       what the config needs that this machine lacks, and how to install it
   clawgym inspect runs/default --rollout r-0001
 
 Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack traces.`);
@@ -98,6 +100,10 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')
     .action(async (opts: { config?: string; run?: string }) => gc(opts, io));
+
+  command('doctor', 'check this machine for what the config needs: installed, missing, and the command that installs it')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { config?: string; json?: boolean }) => doctorCommand(opts, io));
 
   command('plugins', 'list every discovered plugin: kind, name, version, package')
     .option('--json', 'print JSON instead of a table')

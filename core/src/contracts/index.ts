@@ -10,3 +10,4 @@ export * from './algorithm';
 export * from './kernels';
 export * from './reporter';
 export * from './policy-loss';
+export * from './check';
