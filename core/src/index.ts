@@ -18,7 +18,7 @@ export {
 } from './kernel/plugin';
 export { Registry, type PluginOrigin, type RegistryEntry } from './kernel/registry';
 export { Kernel, assertCompatible } from './kernel/kernel';
-export { Tokens } from './kernel/tokens';
+export { Tokens } from './run/tokens';
 export { provider, slotName, slotOptions, trainerOptions, usePluginRef, type SlotRef } from './kernel/create';
 export { createKernel } from './run/create-kernel';
 export { pluginCandidates, findPluginPackage, loadPluginFromPackage, type PluginPackage } from './kernel/resolve';
@@ -73,4 +73,4 @@ export { train, type TrainOptions } from './run/train';
 export { sftRun, type SftRunOptions } from './run/sft';
 export { metricsJsonlReporter, htmlReporter } from './report/reporters';
 export { tensorboardReporter, tensorboardDir } from './report/tensorboard/reporter';
-export type { HarnessSlot, RunTasks } from './kernel/tokens';
+export type { HarnessSlot, RunTasks } from './rollout/tokens';

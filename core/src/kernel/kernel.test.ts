@@ -3,7 +3,7 @@ import { ErrorCodes } from '../errors';
 import { HookError, HookTimeoutError } from './hook-errors';
 import type { ClawGymPlugin } from './plugin';
 import type { RolloutRequest } from './hooks';
-import { Tokens } from './tokens';
+import { KernelTokens as Tokens } from './tokens';
 
 const request = (): RolloutRequest => ({
   runId: 'r', rolloutId: 'r-1', step: 1, taskId: 't', category: 'c', harness: 'h',

@@ -1,52 +1,17 @@
 import type { InjectionToken } from 'tsyringe';
 import type { ResolvedConfig } from '../config/schema';
-import type { Engine } from '../contracts/engine';
-import type { RecordStore } from '../contracts/records';
-import type { Harness } from '../contracts/harness';
-import type { Reporter } from '../contracts/reporter';
-import type { SandboxProvider } from '../contracts/sandbox';
-import type { Task } from '../contracts/task';
-import type { Trainer } from '../contracts/trainer';
 import type { HookMap } from './hooks';
 import type { Registry } from './registry';
-import type { Kernel } from './kernel';
-
-/** A harness of the run with the options its config slot gives it. */
-export interface HarnessSlot { harness: Harness; options: Record<string, unknown> }
-
-/** The tasks a run draws from: the train split and the held-out test split. */
-export interface RunTasks { train: Task[]; test: Task[] }
 
 /**
- * Injection tokens of the run container. Services take dependencies with
- * `@inject(Tokens.X)`; nothing relies on emitted decorator metadata. The composition root
- * (`run/compose.ts`) registers a default for each service a plugin has not registered itself,
- * so a plugin replaces a service by registering it from `apply` (`api.container.register`).
+ * Injection tokens of what the kernel itself puts in the run container. Services take
+ * dependencies with `@inject(TOKEN)`; nothing relies on emitted decorator metadata. The run's
+ * services have their tokens beside the runner (`rollout/tokens.ts`); `Tokens` from
+ * `@clawgym/core` holds both.
  */
-export const Tokens = {
+export const KernelTokens = {
   Config: Symbol.for('clawgym.Config') as InjectionToken<ResolvedConfig>,
   Hooks: Symbol.for('clawgym.Hooks') as InjectionToken<HookMap>,
   Registry: Symbol.for('clawgym.Registry') as InjectionToken<Registry>,
-  Kernel: Symbol.for('clawgym.Kernel') as InjectionToken<Kernel>,
   RunId: Symbol.for('clawgym.RunId') as InjectionToken<string>,
-  /** The run's directory (`<run.outDir>/<name>`, or an evaluation's own folder in its scope). */
-  RunDir: Symbol.for('clawgym.RunDir') as InjectionToken<string>,
-  /** Where the scope's call records go (`<RunDir>/calls`). */
-  CallsDir: Symbol.for('clawgym.CallsDir') as InjectionToken<string>,
-  /** The store of call records, one per scope (run, each evaluation). */
-  CallStore: Symbol.for('clawgym.CallStore') as InjectionToken<RecordStore>,
-  /** The serving proxy in front of the engine, one per scope. */
-  Proxy: Symbol.for('clawgym.Proxy') as InjectionToken<import('../proxy/server').ServingProxy>,
-  /** The proxy's Unix socket, bound into each sandbox. */
-  ProxySocket: Symbol.for('clawgym.ProxySocket') as InjectionToken<string>,
-  /** The rollout runner of the scope. */
-  Runner: Symbol.for('clawgym.Runner') as InjectionToken<import('../rollout/runner').RolloutRunner>,
-  Sandboxes: Symbol.for('clawgym.Sandboxes') as InjectionToken<SandboxProvider>,
-  Engine: Symbol.for('clawgym.Engine') as InjectionToken<Engine>,
-  Trainer: Symbol.for('clawgym.Trainer') as InjectionToken<Trainer>,
-  Harnesses: Symbol.for('clawgym.Harnesses') as InjectionToken<HarnessSlot[]>,
-  EvalHarnesses: Symbol.for('clawgym.EvalHarnesses') as InjectionToken<HarnessSlot[]>,
-  Tasks: Symbol.for('clawgym.Tasks') as InjectionToken<RunTasks>,
-  /** Every reporter of the run, built-in (the metrics file first) and configured. */
-  Reporters: Symbol.for('clawgym.Reporters') as InjectionToken<Reporter[]>,
 } as const;

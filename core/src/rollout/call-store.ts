@@ -3,7 +3,7 @@ import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
-import { Tokens } from '../kernel/tokens';
+import { ServiceTokens } from './tokens';
 
 /**
  * On disk a record that reuses its parent's ids stores only the new tail of its prompt
@@ -59,7 +59,7 @@ export class CallStore implements RecordStore {
   private readonly files = new Map<string, { handle: Promise<FileHandle>; tail: Promise<void> }>();
 
   /** In the run container the folder is the scope's `Tokens.CallsDir`. */
-  constructor(@inject(Tokens.CallsDir) readonly dir: string) {}
+  constructor(@inject(ServiceTokens.CallsDir) readonly dir: string) {}
 
   private fileOf(rolloutId: string) {
     let f = this.files.get(rolloutId);

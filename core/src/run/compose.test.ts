@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
 import type { PluginApi } from '../kernel/plugin';
-import { Tokens } from '../kernel/tokens';
+import { Tokens } from './tokens';
 import type { ServingProxy } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
 import { composeRun } from './compose';

@@ -3,13 +3,15 @@ import { instancePerContainerCachingFactory, Lifecycle, type DependencyContainer
 import type { Engine } from '../contracts/engine';
 import type { ModelCallRecord } from '../contracts/records';
 import type { Reporter } from '../contracts/reporter';
+import type { SandboxProvider } from '../contracts/sandbox';
 import type { Task } from '../contracts/task';
 import type { Trainer } from '../contracts/trainer';
 import type { ResolvedConfig } from '../config/schema';
 import { provider, slotOptions, trainerOptions, type SlotRef } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
 import type { Logger } from '../kernel/plugin';
-import { Tokens, type HarnessSlot, type RunTasks } from '../kernel/tokens';
+import { type HarnessSlot, type RunTasks } from '../rollout/tokens';
+import { Tokens } from './tokens';
 import { ServingProxy } from '../proxy/server';
 import { metricsJsonlReporter } from '../report/reporters';
 import { CallStore } from '../rollout/call-store';
@@ -47,7 +49,7 @@ export interface RunServices {
   container: DependencyContainer;
   engine?: Engine;
   trainer?: Trainer;
-  sandboxes: import('../contracts/sandbox').SandboxProvider;
+  sandboxes: SandboxProvider;
   harnesses: HarnessSlot[];
   evalHarnesses: HarnessSlot[];
   tasks: RunTasks;

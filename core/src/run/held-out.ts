@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { MetricsEvent } from '../contracts/reporter';
 import { evaluate } from '../eval/evaluate';
-import { Tokens } from '../kernel/tokens';
+import { Tokens } from './tokens';
 import type { RunServices } from './compose';
 import type { ProgressTracker } from './progress';
 

@@ -5,7 +5,7 @@ import type { ResolvedConfig } from '../config/schema';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { evalRollout, evaluate, type EvalRollout } from '../eval/evaluate';
 import { oracleEngine } from '../eval/oracle';
-import { Tokens } from '../kernel/tokens';
+import { Tokens } from './tokens';
 import { saveCheckpoint } from '../train/checkpoint';
 import { buildStepTrees } from '../tree/pipeline';
 import { Rng } from '../util/rng';

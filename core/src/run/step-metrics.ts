@@ -1,4 +1,4 @@
-import type { HarnessSlot } from '../kernel/tokens';
+import type { HarnessSlot } from '../rollout/tokens';
 import { isTrainable } from '../tree/trainable';
 import type { StepOutcome } from './step';
 

@@ -4,7 +4,7 @@ import type { Task } from '../contracts/task';
 import type { Trainer, TrainMetrics } from '../contracts/trainer';
 import type { RolloutTree } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
-import type { HarnessSlot } from '../kernel/tokens';
+import type { HarnessSlot } from '../rollout/tokens';
 import type { RolloutJob, RolloutReport, RolloutRunner } from '../rollout/runner';
 import { buildStepTrees, computeStepAdvantages } from '../tree/pipeline';
 import { isTrainable } from '../tree/trainable';

@@ -4,7 +4,7 @@ import type { MetricsEvent, RunProgress } from '../contracts/reporter';
 import type { ResolvedConfig } from '../config/schema';
 import { provider } from '../kernel/create';
 import type { Logger } from '../kernel/plugin';
-import { Tokens } from '../kernel/tokens';
+import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
 import { saveCheckpoint } from '../train/checkpoint';
 import { composeRun } from './compose';

@@ -4,7 +4,7 @@ import type { Task } from '../../contracts/task';
 import { evaluate, type EvalRow } from '../../eval/evaluate';
 import { nullEngine, oracleEngine } from '../../eval/oracle';
 import { slotName, type SlotRef } from '../../kernel/create';
-import { Tokens } from '../../kernel/tokens';
+import { Tokens } from '../../run/tokens';
 import { composeRun } from '../../run/compose';
 import { formatTable } from './plugins';
 
