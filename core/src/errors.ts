@@ -4,7 +4,7 @@
  * message (and hint) without a stack trace, and tests match on `code`.
  */
 
-/** All error codes ClawGym raises. One line each, so they read as a catalogue. */
+/** All error codes ClawGym raises, one meaning each; `docs/errors.md` says what each means and what to do. */
 export const ErrorCodes = {
   CONFIG_NOT_FOUND: 'CLAWGYM_CONFIG_NOT_FOUND',
   CONFIG_LOAD: 'CLAWGYM_CONFIG_LOAD',
@@ -23,6 +23,12 @@ export const ErrorCodes = {
   DOCTOR_MISSING: 'CLAWGYM_DOCTOR_MISSING',
   ENGINE_FAILED: 'CLAWGYM_ENGINE_FAILED',
   USAGE: 'CLAWGYM_USAGE',
+  RECORDS_INVALID: 'CLAWGYM_RECORDS_INVALID',
+  ROLLOUT_ID_INVALID: 'CLAWGYM_ROLLOUT_ID_INVALID',
+  CHECKPOINT_MISSING: 'CLAWGYM_CHECKPOINT_MISSING',
+  CHECKPOINT_MISMATCH: 'CLAWGYM_CHECKPOINT_MISMATCH',
+  TASK_NEEDS_SANDBOX: 'CLAWGYM_TASK_NEEDS_SANDBOX',
+  JUDGE_FAILED: 'CLAWGYM_JUDGE_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

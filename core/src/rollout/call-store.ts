@@ -3,6 +3,7 @@ import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
+import { ClawGymError, ErrorCodes } from '../errors';
 import { ServiceTokens } from './tokens';
 
 /**
@@ -33,7 +34,7 @@ function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
     else {
       const parentIndex = s.origin.kind === 'reuse' ? s.origin.parentCall : s.origin.kind === 'retry' ? s.origin.of : -1;
       const parent = byIndex.get(parentIndex);
-      if (!parent) throw new Error(`${file}: call ${s.callIndex} refers to call ${parentIndex}, which is not in the file`);
+      if (!parent) throw new ClawGymError(ErrorCodes.RECORDS_INVALID, `${file}: call ${s.callIndex} refers to call ${parentIndex}, which is not in the file`, { hint: 'The file was edited or cut before that call; the rollout\'s records cannot be rebuilt. Remove the file (its rollout is then missing records: an infrastructure failure).' });
       if (s.origin.kind === 'reuse') {
         const tail = s.promptTail ?? [];
         promptIds = new Int32Array(parent.promptIds.length + parent.outputIds.length + tail.length);
@@ -72,7 +73,7 @@ export class CallStore implements RecordStore {
   }
 
   path(rolloutId: string): string {
-    if (!/^[\w.-]+$/.test(rolloutId)) throw new Error(`invalid rollout id: ${rolloutId}`);
+    if (!/^[\w.-]+$/.test(rolloutId)) throw new ClawGymError(ErrorCodes.ROLLOUT_ID_INVALID, `invalid rollout id: ${JSON.stringify(rolloutId)}`, { hint: 'Rollout ids name files: use letters, digits, ".", "-" and "_".' });
     return join(this.dir, `${rolloutId}.jsonl`);
   }
 

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packTree, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, packTree, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { loadSafetensors, saveSafetensors } from './safetensors';
@@ -225,7 +225,7 @@ export class EmbeddedTrainer implements Trainer {
 
   async load(dir: string, options: { weightsOnly?: boolean } = {}): Promise<void> {
     const metaText = await readFile(join(dir, 'config.json'), 'utf8').catch(() => {
-      throw new Error(`no checkpoint at ${dir} (expected config.json and model.safetensors there); make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option`);
+      throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `no checkpoint at ${dir} (expected config.json and model.safetensors there)`, { hint: `Make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option.` });
     });
     const meta = JSON.parse(metaText) as { model: ModelConfig; step: number; policyVersion: number };
     const { tensors } = await loadSafetensors(join(dir, 'model.safetensors'));
@@ -240,7 +240,7 @@ export class EmbeddedTrainer implements Trainer {
         for (let at = t.data.length; at < p.length; at += d) p.set(t.data.subarray(t.data.length - d), at);
         continue;
       }
-      if (!t || t.data.length !== p.length) throw new Error(`checkpoint ${dir} does not fit this model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`);
+      if (!t || t.data.length !== p.length) throw new ClawGymError(ErrorCodes.CHECKPOINT_MISMATCH, `checkpoint ${dir} does not fit this model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`, { hint: 'Give the engine the model options the checkpoint was made with (its config.json lists them), or train a new one.' });
       p.set(t.data);
     }
     const opt = options.weightsOnly ? undefined : await loadSafetensors(join(dir, 'optimizer.safetensors')).catch(() => undefined);

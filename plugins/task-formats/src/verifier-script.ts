@@ -12,7 +12,7 @@ export const VERIFIER_DIR = '.clawgym-verifier';
 /** The sandbox a script verifier needs, or a {@link ClawGymError} saying why it is missing. */
 export function requireSandbox(context: VerifyContext | undefined, taskId: string): Sandbox {
   if (context?.sandbox) return context.sandbox;
-  throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `task ${taskId} is verified by a script inside the rollout's sandbox, and verify() was given no sandbox`, {
+  throw new ClawGymError(ErrorCodes.TASK_NEEDS_SANDBOX, `task ${taskId} is verified by a script inside the rollout's sandbox, and verify() was given no sandbox`, {
     hint: 'verify through the rollout runner (it passes { sandbox }), or call task.verify(workspace, { sandbox }) with a live sandbox',
   });
 }

@@ -119,5 +119,5 @@ export async function judgeRubric(endpoint: JudgeEndpoint | undefined, req: Judg
       details: `${met}/${req.rubric.length} rubric items met (judge ${endpoint.model})\n${req.rubric.map(line).join('\n')}`,
     };
   }
-  throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `the rubric judge (${endpoint.model} at ${endpoint.baseUrl}) could not grade: ${(lastError as Error).message}`, { cause: lastError });
+  throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `the rubric judge (${endpoint.model} at ${endpoint.baseUrl}) could not grade: ${(lastError as Error).message}`, { cause: lastError });
 }
