@@ -62,7 +62,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const { kernel } = s;
   const engine = s.engine!;
   const trainer = s.trainer!;
-  const reporting = new Reporting(s.reporters, { runId: name, runDir }, { info: () => {}, warn: (m) => o.onEvent?.({ kind: 'info', step: state.state.step, time: Date.now(), values: {} }, `warning: ${m}`) });
+  // eslint-disable-next-line no-console
+  const reporting = new Reporting(s.reporters, { runId: name, runDir }, o.logger ?? { info: (m) => console.log(m), warn: (m) => console.warn(`warning: ${m}`) });
   const emit = async (event: MetricsEvent, text: string) => {
     await reporting.emit(event);
     o.onEvent?.(event, text);
