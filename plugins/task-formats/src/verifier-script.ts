@@ -29,7 +29,7 @@ export interface HiddenPaths {
 
 async function must(sandbox: Sandbox, argv: string[]): Promise<void> {
   const r = await sandbox.exec(argv, { timeoutMs: 30_000 });
-  if (r.exitCode !== 0) throw new Error(`${argv.join(' ')} failed in the sandbox (exit ${r.exitCode}): ${r.stderr.trim()}`);
+  if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.VERIFIER_FAILED, `${argv.join(' ')} failed in the sandbox (exit ${r.exitCode}): ${r.stderr.trim()}`);
 }
 
 /** Copy a host folder into the sandbox as `<HOME>/.clawgym-verifier/<name>`, wiping that folder first. */
