@@ -6,7 +6,7 @@ export const CodexOptions = z.strictObject({
   bin: z.string().default('codex'),
 });
 
-/** `$CODEX_HOME/config.toml` for one rollout: one provider at the session, nothing else contacted (HARNESSES.md). */
+/** `$CODEX_HOME/config.toml` for one rollout: one provider at the session, nothing else contacted (docs/harnesses.md). */
 export function codexConfig(endpoint: HarnessRunContext['endpoint']): string {
   return [
     `model = ${JSON.stringify(endpoint.model)}`,
