@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { EngineProvider } from './contracts/engine';
+import type { SandboxProvider } from './contracts/sandbox';
+import { onPath } from './util/which';
 import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
 import { byteChatMl } from './engine/byte-chatml';
@@ -7,6 +9,9 @@ import { ScriptedEngine, type ScriptedTurn } from './engine/scripted';
 import { createTokenIdEngine } from './engine/token-id-client';
 import { localSandboxProvider } from './sandbox/local';
 import { cpuKernels } from './kernels/cpu';
+import { htmlReporter } from './report/reporters';
+import { tensorboardReporter } from './report/tensorboard/reporter';
+import { clippedTisLoss } from './train/policy-loss';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
 
@@ -48,8 +53,26 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
 });
 
 /**
+ * The local sandbox with its self-check: it isolates with bubblewrap and, without it, falls
+ * back to running unisolated with a warning, so a missing `bwrap` is what doctor names.
+ */
+function checkedLocalSandbox(log: (m: string) => void): SandboxProvider {
+  const local = localSandboxProvider({ log });
+  return Object.assign(local, {
+    async check() {
+      const bwrap = onPath('bwrap');
+      return bwrap
+        ? { ok: true, reason: `bubblewrap at ${bwrap}` }
+        : { ok: false, reason: 'bubblewrap (bwrap) is not on PATH: sandboxes would run without isolation (the warned fallback)', install: 'apt-get install -y bubblewrap' };
+    },
+  });
+}
+
+/**
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap, or a warned fallback) and the `cpu` compute kernels.
+ * engines, the local sandbox (bubblewrap, or a warned fallback), the `cpu` compute kernels, the
+ * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
+ * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
 export const builtins = definePlugin({
   name: 'clawgym:core',
@@ -58,8 +81,11 @@ export const builtins = definePlugin({
     api.provide.engine(scripted);
     api.provide.engine(tokenIdProvider('vllm'));
     api.provide.engine(tokenIdProvider('sglang'));
-    api.provide.sandbox(localSandboxProvider({ log: (m) => api.log.warn(m) }));
+    api.provide.sandbox(checkedLocalSandbox((m) => api.log.warn(m)));
     api.provide.kernels(cpuKernels());
+    api.provide.reporter(tensorboardReporter());
+    api.provide.reporter(htmlReporter);
+    api.provide.policyLoss(clippedTisLoss);
   },
 });
 

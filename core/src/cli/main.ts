@@ -8,6 +8,7 @@ import { gc } from './commands/gc';
 import { evalCommand, type EvalCliOptions } from './commands/eval';
 import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
+import { doctorCommand } from './commands/doctor';
 import { writeReport } from '../report/report';
 import { resolve } from 'node:path';
 import type { LiveStream } from './live';
@@ -44,6 +45,7 @@ Examples:
   clawgym run --config examples/ppo.config.ts
   clawgym run --resume --steps 300     continue a run (killed or finished) up to step 300
   clawgym plugins                      list installed plugins and what they provide
+  clawgym doctor                       what the config needs that this machine lacks, and how to install it
   clawgym inspect runs/default --rollout r-0001
 
 Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack traces.`);
@@ -99,6 +101,10 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('--run <id>', 'only this run\'s leftovers')
     .action(async (opts: { config?: string; run?: string }) => gc(opts, io));
 
+  command('doctor', 'check this machine for what the config needs: installed, missing, and the command that installs it')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { config?: string; json?: boolean }) => doctorCommand(opts, io));
+
   command('plugins', 'list every discovered plugin: kind, name, version, package')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: CommonOptions & { json?: boolean }) => {
@@ -129,6 +135,13 @@ export async function main(argv: string[], io: CliIo = {
     io.out(program.helpInformation());
     return ExitCode.USAGE;
   }
+  // An unknown command is a usage error even with --help (commander would print the top-level
+  // help for `clawgym nope --help` and exit 0).
+  const first = argv[0]!;
+  if (!first.startsWith('-') && first !== 'help' && !program.commands.some((c) => c.name() === first || c.aliases().includes(first))) {
+    io.err(`error: unknown command '${first}' (commands: ${program.commands.map((c) => c.name()).join(', ')})\n(run with --help for usage)\n`);
+    return ExitCode.USAGE;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.OK;
@@ -141,3 +154,24 @@ export async function main(argv: string[], io: CliIo = {
     return ExitCode.FAILURE;
   }
 }
+
+/**
+ * The `clawgym` executable: run the CLI on the process's arguments and set the exit code. A
+ * reader that closes the pipe early (`clawgym plugins | head -1`) ends it quietly, as other
+ * command-line tools do, instead of with an unhandled EPIPE.
+ */
+export function runCli(argv: string[] = process.argv.slice(2)): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+  main(argv).then(
+    (code) => { process.exitCode = code; },
+    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; },
+  );
+}
+
+// `node core/dist/cli/main.js` (the `clawgym` npm script) runs the CLI like the bin does.
+if (require.main === module) runCli();

@@ -1,3 +1,4 @@
+import type { ProviderCheck } from './check';
 import type { CanonicalConversation } from './messages';
 import type { WireFormat } from './records';
 import type { Sandbox } from './sandbox';
@@ -40,8 +41,8 @@ export interface Harness {
   readonly name: string;
   /** The wire format it speaks to the model. */
   readonly wireFormat: WireFormat;
-  /** Is it installed and runnable here? `reason` says what to do when not. */
-  check(): Promise<{ ok: boolean; reason?: string }>;
+  /** Is it installed and runnable here? `clawgym doctor` asks; `install` says how when not. */
+  check(): Promise<ProviderCheck>;
   /**
    * Host folders the harness needs inside sandboxes, bound read-only at the same path (its CLI
    * installed outside /usr, a script of the plugin). Given the per-rollout options.

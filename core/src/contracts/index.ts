@@ -9,3 +9,5 @@ export * from './trainer';
 export * from './algorithm';
 export * from './kernels';
 export * from './reporter';
+export * from './policy-loss';
+export * from './check';

@@ -36,3 +36,18 @@ export interface ModelCallRecord {
   /** Whether the harness made this call for the main agent or a side task (title, summary, subagent). */
   role?: 'main' | 'side';
 }
+
+/**
+ * Where a scope's call records go: the proxy appends (durably, before the response ends) and
+ * the tree builder reads. `CallStore` (one JSONL file per rollout) is the default; a plugin may
+ * register another under `Tokens.CallStore`.
+ */
+export interface RecordStore {
+  readonly dir: string;
+  /** Resolves once the record is durable; appends of one rollout keep their order. */
+  append(record: ModelCallRecord): Promise<void>;
+  /** Every record of a rollout, in call order. */
+  read(rolloutId: string): Promise<ModelCallRecord[]>;
+  close(rolloutId: string): Promise<void>;
+  closeAll(): Promise<void>;
+}

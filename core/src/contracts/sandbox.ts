@@ -95,6 +95,8 @@ export interface SandboxProvider {
   /** One line on the isolation it gives here, e.g. "bubblewrap: all namespaces unshared". */
   describeIsolation(): Promise<string>;
   create(spec: SandboxSpec): Promise<Sandbox>;
+  /** Can it isolate here, and if not, what installs what it needs (`clawgym doctor`). */
+  check?(): Promise<import('./check').ProviderCheck>;
   /** Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all. */
   sweep(runId?: string): Promise<SweepReport>;
 }

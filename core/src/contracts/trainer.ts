@@ -1,4 +1,5 @@
 import type { ProviderContext } from './engine';
+import type { PolicyLoss } from './policy-loss';
 import type { AdvantageResult, RolloutTree } from './tree';
 
 /** Settings of the policy loss shared by all algorithms. */
@@ -22,6 +23,8 @@ export interface TrainerBatch {
   trees: readonly RolloutTree[];
   advantages: AdvantageResult;
   loss: PolicyLossConfig;
+  /** The policy loss the config selects (`policyLoss` slot), for trainers that compute it themselves. */
+  policyLoss: PolicyLoss;
 }
 
 /** What a trainer reports after a step. */
@@ -46,8 +49,6 @@ export interface SupervisedStepOptions {
 export interface Trainer {
   readonly name: string;
   step(batch: TrainerBatch): Promise<TrainMetrics>;
-  /** Recompute log-probabilities of generated tokens under the current weights (for TIS). */
-  logprobs(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   policyVersion(): number;
   /** Value estimates V(s_t) per generated token, for trainers with a value head (PPO). */
   values?(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;

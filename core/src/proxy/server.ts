@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
 import type { ModelCallRecord } from '../contracts/records';
 import { messageOf } from '../errors';
-import type { CallStore } from '../rollout/call-store';
+import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
@@ -17,7 +17,7 @@ import { WireError, type ErrorKind, type ParsedRequest, type SseSink, type WireA
 /** Settings of the serving proxy. */
 export interface ProxyOptions {
   engine: Engine;
-  store: CallStore;
+  store: RecordStore;
   runId: string;
   host?: string;
   port?: number;

@@ -4,8 +4,8 @@
  * runner that turns a folder of cases into tests.
  *
  * ```ts
- * const kernel = await createTestKernel({ plugins: [myPlugin()] });
- * const result = await kernel.hooks.computeAdvantage.promise(input);
+ * const kernel = await createTestKernel({ plugins: [myPlugin()], config: { algorithm: 'mine' } });
+ * const result = await computeStepAdvantages(kernel, trees);
  * ```
  */
 export { createTestKernel, type TestKernelOptions } from './test-kernel';

@@ -12,7 +12,7 @@ afterAll(async () => { for (const sb of sandboxes) await sb.destroy(); });
 const endpoint = { baseUrl: 'http://127.0.0.1:4000/s/r-1', apiKey: 'sk-secret', model: 'policy' };
 
 describe('claude-code harness', () => {
-  it('runs claude headless against the rollout\'s proxy session, as HARNESSES.md measured', async () => {
+  it('runs claude headless against the rollout\'s proxy session, as docs/harnesses.md measured', async () => {
     const kernel = await createTestKernel({ plugins: [claudeCode()] });
     const harness = kernel.registry.get('harness', 'claude-code');
     const sandbox = recordingSandbox((argv) => (argv[0] === 'claude' ? { stdout: '{"result":"ok"}' } : {}));

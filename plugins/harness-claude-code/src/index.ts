@@ -20,7 +20,7 @@ export const claudeCodeHarness: Harness = {
   async check() {
     return installed(process.cwd())
       ? { ok: true }
-      : { ok: false, reason: 'Claude Code is not installed: npm i -D @anthropic-ai/claude-code (Node 20 gets 2.1.197)' };
+      : { ok: false, reason: 'Claude Code is not installed: npm i -D @anthropic-ai/claude-code (Node 20 gets 2.1.197)', install: 'npm i -D @anthropic-ai/claude-code' };
   },
   /**
    * Side calls (conversation titles, summaries, compaction) are sent without tools; every call of

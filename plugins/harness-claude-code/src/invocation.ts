@@ -4,7 +4,7 @@ import { z, type HarnessRunContext } from '@clawgym/core';
 export const ClaudeCodeOptions = z.strictObject({
   /** The `claude` executable as seen inside the sandbox. */
   bin: z.string().default('claude'),
-  /** Limit the tool list: 6 kB of schemas instead of 65–74 kB (HARNESSES.md). */
+  /** Limit the tool list: 6 kB of schemas instead of 65–74 kB (docs/harnesses.md). */
   tools: z.array(z.string()).default(['Bash', 'Read', 'Write', 'Edit']),
   /** Fail fast on engine errors instead of 11 retries over ~3 minutes. */
   maxRetries: z.number().int().min(0).default(1),
@@ -14,7 +14,7 @@ export type ClaudeCodeOptions = z.output<typeof ClaudeCodeOptions>;
 
 /**
  * The command line and environment of one headless Claude Code rollout, as measured in
- * HARNESSES.md: own HOME/TMPDIR, base URL and key of the rollout's proxy session, no
+ * docs/harnesses.md: own HOME/TMPDIR, base URL and key of the rollout's proxy session, no
  * non-essential traffic, `IS_SANDBOX=1` so `--dangerously-skip-permissions` works as root.
  */
 export function claudeCodeInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'endpoint' | 'instruction'>, options: ClaudeCodeOptions) {

@@ -6,7 +6,7 @@ export const CodexOptions = z.strictObject({
   bin: z.string().default('codex'),
 });
 
-/** `$CODEX_HOME/config.toml` for one rollout: one provider at the session, nothing else contacted (HARNESSES.md). */
+/** `$CODEX_HOME/config.toml` for one rollout: one provider at the session, nothing else contacted (docs/harnesses.md). */
 export function codexConfig(endpoint: HarnessRunContext['endpoint']): string {
   return [
     `model = ${JSON.stringify(endpoint.model)}`,
@@ -42,7 +42,7 @@ export const codexHarness: Harness = {
       require.resolve('@openai/codex/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)' };
+      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'scripts/install-harnesses.sh codex' };
     }
   },
   hostPaths(options) {

@@ -12,7 +12,7 @@ export const openClawHarness: Harness = {
       require.resolve('openclaw/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)' };
+      return { ok: false, reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' };
     }
   },
   hostPaths(options) {

@@ -6,7 +6,7 @@ export const QwenCodeOptions = z.strictObject({
   bin: z.string().default('qwen'),
 });
 
-/** Settings that keep Qwen Code from sending usage data or checking for updates (HARNESSES.md). */
+/** Settings that keep Qwen Code from sending usage data or checking for updates (docs/harnesses.md). */
 export const QWEN_SETTINGS = { privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { enableAutoUpdate: false } };
 
 /** Command line and environment of one headless Qwen Code rollout. */
@@ -28,7 +28,7 @@ export const qwenCodeHarness: Harness = {
       require.resolve('@qwen-code/qwen-code/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code' };
+      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'scripts/install-harnesses.sh qwen-code' };
     }
   },
   hostPaths(options) {

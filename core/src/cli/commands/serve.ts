@@ -1,9 +1,10 @@
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import { createKernel, provider, slotOptions } from '../../kernel/create';
+import { provider, slotOptions } from '../../kernel/create';
+import { createKernel } from '../../run/create-kernel';
 import { ServingProxy } from '../../proxy/server';
 import { CallStore } from '../../rollout/call-store';
-import { titoSummary } from './inspect';
+import { titoSummary } from '../../rollout/tito-stats';
 import { onInterrupt } from '../interrupt';
 
 export interface ServeOptions {
