@@ -1,3 +1,4 @@
+import type { PublishedWeights } from './weights';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolCallPart, ToolSpec } from './messages';
 
 /**
@@ -107,8 +108,12 @@ export interface Engine {
   policyVersion(): number;
   /** Generate tokens one by one; yields as soon as each exists. */
   generate(request: GenerateRequest): AsyncIterable<GeneratedToken>;
-  /** Load the trainer's newest weights (no-op for engines that share them). */
-  syncWeights?(): Promise<void>;
+  /**
+   * Load the trainer's newest weights: `weights` when the trainer published them
+   * ({@link PublishedWeights}); without it, engines that share the trainer's weights in process
+   * have nothing to do.
+   */
+  syncWeights?(weights?: PublishedWeights): Promise<void>;
   close?(): Promise<void>;
 }
 

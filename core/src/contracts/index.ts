@@ -6,6 +6,7 @@ export * from './harness';
 export * from './task';
 export * from './tree';
 export * from './trainer';
+export * from './weights';
 export * from './algorithm';
 export * from './kernels';
 export * from './reporter';

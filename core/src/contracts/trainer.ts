@@ -1,3 +1,4 @@
+import type { PublishedWeights } from './weights';
 import type { ProviderContext } from './engine';
 import type { PolicyLoss } from './policy-loss';
 import type { AdvantageResult, RolloutTree } from './tree';
@@ -54,6 +55,11 @@ export interface Trainer {
   values?(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   /** One supervised step (cross-entropy on every kept generated token, shared prefixes once): the cold start. */
   supervisedStep?(trees: readonly RolloutTree[], options?: SupervisedStepOptions): Promise<{ loss: number; tokens: number }>;
+  /**
+   * Publish the current weights for engines in other processes (after `step`); trainers whose
+   * engine shares their weights in process may leave it out.
+   */
+  publishWeights?(): Promise<PublishedWeights>;
   save(dir: string): Promise<void>;
   /**
    * Restore a checkpoint. A run's own checkpoint restores everything (weights, optimiser, step

@@ -67,6 +67,9 @@ export async function runStep(s: StepServices, step: number, attempt: number, si
   if (!trees.some(isTrainable)) return { reports, trees, rolloutSeconds };
   const advantages = await computeStepAdvantages(s.kernel, trees, s.trainer);
   const train = await s.trainer.step({ trees, advantages, loss: s.kernel.config.loss, policyLoss: s.policyLoss });
-  await s.engine.syncWeights?.();
+  // A trainer in another process publishes its weights; the engine loads them (or, sharing
+  // the trainer's weights in process, has nothing to do).
+  const published = await s.trainer.publishWeights?.();
+  await s.engine.syncWeights?.(published);
   return { reports, trees, train, rolloutSeconds };
 }
