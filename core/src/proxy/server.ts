@@ -277,7 +277,7 @@ export class ServingProxy {
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
       promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin,
-      policyVersion: engine.policyVersion(), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
+      policyVersion: engine.policyVersion(session.rolloutId), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(session.classify ? { role: session.classify(parsed.conversation, parsed.model) } : {}),
     };
     try {
