@@ -57,9 +57,9 @@ export interface Trainer {
   supervisedStep?(trees: readonly RolloutTree[], options?: SupervisedStepOptions): Promise<{ loss: number; tokens: number }>;
   /**
    * Publish the current weights for engines in other processes (after `step`); trainers whose
-   * engine shares their weights in process may leave it out.
+   * engine shares their weights in process may leave it out (or resolve to undefined).
    */
-  publishWeights?(): Promise<PublishedWeights>;
+  publishWeights?(): Promise<PublishedWeights | undefined>;
   save(dir: string): Promise<void>;
   /**
    * Restore a checkpoint. A run's own checkpoint restores everything (weights, optimiser, step

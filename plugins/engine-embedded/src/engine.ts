@@ -1,7 +1,8 @@
-import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, Tokenizer } from '@clawgym/core';
+import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, PublishedWeights, Tokenizer } from '@clawgym/core';
 import { ClawGymError, ErrorCodes, Rng } from '@clawgym/core';
 import { KvDecoder } from './decode';
 import type { SharedPolicy } from './policy';
+import { loadPolicyWeights } from './weights';
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -55,6 +56,16 @@ export class EmbeddedEngine implements Engine {
 
   policyVersion(): number {
     return this.policy.version;
+  }
+
+  /**
+   * Load published weights unless this engine already serves that version: sharing the
+   * trainer's weights in process it always does; served by `clawgym engine serve` in another
+   * process it loads the folder the trainer published.
+   */
+  async syncWeights(weights?: PublishedWeights): Promise<void> {
+    if (!weights || weights.version === this.policy.version) return;
+    await loadPolicyWeights(this.policy, weights);
   }
 
   async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
