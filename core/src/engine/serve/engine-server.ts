@@ -53,6 +53,13 @@ function promptIds(v: unknown, field: string): Int32Array {
   return Int32Array.from(ids as number[]);
 }
 
+/** A prompt the engine would refuse: a 400, as vLLM answers (not a 5xx, which says the server is broken). */
+function checkLength(engine: Engine, ids: Int32Array): void {
+  if (engine.contextLength !== undefined && ids.length >= engine.contextLength) {
+    throw new HttpError(400, `This model's maximum context length is ${engine.contextLength} tokens. However, you requested ${ids.length} tokens in the prompt.`);
+  }
+}
+
 const num = (v: unknown, dflt: number) => (typeof v === 'number' && Number.isFinite(v) ? v : dflt);
 
 /**
@@ -108,6 +115,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   async function completions(body: Json, req: IncomingMessage, res: ServerResponse, signal: AbortSignal) {
     if (body.model !== undefined && body.model !== served) throw new HttpError(404, `The model \`${body.model}\` does not exist.`);
     const ids = promptIds(body.prompt, 'prompt');
+    checkLength(engine, ids);
     const stops = new Set<number>([...engine.chatTemplate.stopIds, ...(Array.isArray(body.stop_token_ids) ? body.stop_token_ids : [])]);
     const sampling: SamplingParams = {
       maxTokens: Math.max(1, num(body.max_tokens, 16)), temperature: num(body.temperature, 1), topP: num(body.top_p, 1),
@@ -162,6 +170,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
 
   async function generate(body: Json, res: ServerResponse, signal: AbortSignal) {
     const ids = promptIds(body.input_ids, 'input_ids');
+    checkLength(engine, ids);
     const sp = (body.sampling_params ?? {}) as Json;
     const stops = new Set<number>([...engine.chatTemplate.stopIds, ...(Array.isArray(sp.stop_token_ids) ? sp.stop_token_ids : [])]);
     const sampling: SamplingParams = { maxTokens: Math.max(1, num(sp.max_new_tokens, 128)), temperature: num(sp.temperature, 1), topP: num(sp.top_p, 1), stopIds: [...stops] };
