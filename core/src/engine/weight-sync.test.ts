@@ -188,7 +188,7 @@ describe('vLLM full weights: pause → start_weight_update → update_weights �
 describe('replicas', () => {
   const IM_END = chatTemplate.stopIds[0]!;
   /** A minimal SGLang /generate that answers one token with the weight version it serves; and the sync routes. */
-  async function sglangReplica(state: { version: string; calls: string[] }, port = 0) {
+  async function sglangReplica(state: { version: string; calls: string[] }, port = 0, loadMs = 0) {
     const server = createServer((req, res) => {
       let raw = '';
       req.on('data', (c) => { raw += c; });
@@ -199,8 +199,10 @@ describe('replicas', () => {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           res.end(`data: ${JSON.stringify({ text: '', output_ids: [IM_END], meta_info: { finish_reason: { type: 'stop' }, completion_tokens: 1, weight_version: state.version, output_token_logprobs: [[-0.5, IM_END, null]] } })}\n\ndata: [DONE]\n\n`);
         } else if (req.url === '/update_weights_from_disk') {
-          state.version = body.weight_version;
-          res.end(JSON.stringify({ success: true, message: 'ok', num_paused_requests: 0 }));
+          setTimeout(() => {
+            state.version = body.weight_version;
+            res.end(JSON.stringify({ success: true, message: 'ok', num_paused_requests: 0 }));
+          }, loadMs);
         } else if (req.url === '/model_info') {
           res.end(JSON.stringify({ weight_version: state.version }));
         } else res.end(JSON.stringify({ status: 'ok' }));
@@ -212,6 +214,19 @@ describe('replicas', () => {
   }
   const call = (sessionId: string): GenerateRequest => ({ promptIds: Int32Array.from([1, 2, 3]), sessionId, sampling: { maxTokens: 4, temperature: 1, topP: 1 } });
   const drain = async (e: ReturnType<typeof engine>, id: string) => { for await (const t of e.generate(call(id))) void t; };
+
+  it('holds new calls while a sync runs, so none starts on a replica being updated', async () => {
+    const order: string[] = [];
+    const state = { version: 'default', calls: order };
+    const r = await sglangReplica(state, 0, 300);
+    const e = engine('sglang', { baseUrl: r.baseUrl });
+    const sync = e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' });
+    await new Promise((ok) => setTimeout(ok, 50)); // the sync is under way (the load takes 300 ms)
+    await drain(e, 's1');
+    await sync;
+    expect(order).toEqual(['POST /pause_generation', 'POST /update_weights_from_disk', 'POST /continue_generation', 'GET /model_info', 'POST /generate']);
+    expect(e.policyVersion('s1')).toBe(1);
+  });
 
   it('spreads sessions, keeps each on its replica, fails over, and syncs a returning replica before it serves', async () => {
     const a = { version: 'default', calls: [] as string[] };

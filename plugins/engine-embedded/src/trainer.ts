@@ -103,20 +103,23 @@ export class EmbeddedTrainer implements Trainer {
     let first: TrainMetrics | undefined;
     let last!: TrainMetrics;
     for (let e = 0; e < epochs; e++) {
-      last = this.epoch(batch, logpOld);
+      last = await this.epoch(batch, logpOld);
       first ??= last;
     }
     // Mismatch is read at the first epoch (same weights as the engine's); clipping at the last.
     return { ...last, loss: first!.loss, mismatchAbsLogp: first!.mismatchAbsLogp, mismatchKl: first!.mismatchKl, ...(epochs > 1 ? { epochs } : {}) };
   }
 
-  private epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): TrainMetrics {
+  private async epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): Promise<TrainMetrics> {
     const model = this.policy.model;
     const V = this.policy.config.vocabSize;
     const grads = zerosLike(model.params);
     const totalTokens = batch.trees.reduce((n, t) => n + [...(batch.advantages.advantages.get(t.rolloutId)?.values() ?? [])].reduce((s, a) => s + a.length, 0), 0);
     const agg = { loss: 0, absLogp: 0, kl: 0, clip: 0, valueLoss: 0, tokens: 0 };
     for (const tree of batch.trees) {
+      // Between trees, let the process serve what else it does: with asynchronous rollouts the
+      // proxy relays calls to engine servers while this trains. Weights change only at the end.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (!batch.advantages.advantages.has(tree.rolloutId)) continue;
       const { packed, fwd } = this.forwardTree(tree, batch);
       const probs = new Float32Array(fwd.T * V);

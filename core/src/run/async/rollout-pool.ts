@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import type { RolloutJob, RolloutReport, RolloutRunner } from '../../rollout/runner';
 
@@ -64,6 +65,7 @@ export class RolloutPool {
   constructor(private readonly o: PoolOptions) {}
 
   start(signal?: AbortSignal): void {
+    setMaxListeners(0, this.abort.signal); // every rollout in flight listens to it
     signal?.addEventListener('abort', () => { this.abort.abort(); this.notify(); }, { once: true });
     this.workers = Array.from({ length: this.o.concurrency }, () => this.worker());
   }
