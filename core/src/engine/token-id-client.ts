@@ -341,9 +341,15 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
     if (!weights) return; // the trainer published nothing: it shares weights with no server
     latest = weights;
     const run = (async () => {
-      const targets = set.replicas.filter((r) => r.healthy);
+      // The healthy replicas (one that is down is synced by the probe when it answers); when
+      // none is, every one: an outage may be over, and the retries give it time to end.
+      const healthy = set.replicas.filter((r) => r.healthy);
+      const targets = healthy.length ? healthy : set.replicas;
       const results = await Promise.all(targets.map(async (r) => [r, await syncReplica(r, weights)] as const));
-      for (const [r, why] of results) if (why) markDown(r, `weight sync of version ${weights.version} failed: ${why}`);
+      for (const [r, why] of results) {
+        if (why) markDown(r, `weight sync of version ${weights.version} failed: ${why}`);
+        else r.healthy = true;
+      }
       if (!set.replicas.some((r) => r.healthy && r.version === weights.version)) {
         const detail = set.replicas.map((r) => `${r.baseUrl}: ${r.lastError ?? `serves version ${r.version}`}`).join('; ');
         throw new ClawGymError(ErrorCodes.ENGINE_SYNC_FAILED, `${name}: could not load weights version ${weights.version} (${weights.path}) into any replica: ${detail}`, {

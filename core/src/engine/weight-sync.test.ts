@@ -215,6 +215,23 @@ describe('replicas', () => {
   const call = (sessionId: string): GenerateRequest => ({ promptIds: Int32Array.from([1, 2, 3]), sessionId, sampling: { maxTokens: 4, temperature: 1, topP: 1 } });
   const drain = async (e: ReturnType<typeof engine>, id: string) => { for await (const t of e.generate(call(id))) void t; };
 
+  it('retries a sync while every replica is down, and serves again once one answers', async () => {
+    const state = { version: 'default', calls: [] as string[] };
+    const first = await sglangReplica(state);
+    const port = Number(new URL(first.baseUrl).port);
+    const e = engine('sglang', { baseUrl: first.baseUrl, syncRetries: 3, syncBackoffMs: 100, probeIntervalMs: 60_000 });
+    await new Promise<void>((ok) => { first.server.closeAllConnections(); first.server.close(() => ok()); });
+    await expect(drain(e, 's1')).rejects.toMatchObject({ code: 'CLAWGYM_ENGINE_FAILED' }); // marked down
+    const sync = e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' });
+    await new Promise((ok) => setTimeout(ok, 150)); // the first attempts fail: nothing listens
+    const back = { version: 'default', calls: [] as string[] };
+    await sglangReplica(back, port);
+    await sync;
+    expect(back.version).toBe('1');
+    await drain(e, 's2');
+    expect(e.policyVersion('s2')).toBe(1);
+  });
+
   it('holds new calls while a sync runs, so none starts on a replica being updated', async () => {
     const order: string[] = [];
     const state = { version: 'default', calls: order };
