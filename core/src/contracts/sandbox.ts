@@ -1,3 +1,5 @@
+import type { TaskEnvironment } from './task';
+
 /** Resource limits of one sandbox. Unset means the provider's default. */
 export interface SandboxLimits {
   /** CPU share, in cores. */
@@ -29,6 +31,10 @@ export interface SandboxSpec {
    * Node.js binary are always available and need not be listed.
    */
   readOnlyPaths?: string[];
+  /** The task's own image, when it has one: only providers with `supportsEnvironments` accept it. */
+  environment?: TaskEnvironment;
+  /** A folder of the run where the provider may keep logs of what it did (image build logs). */
+  logDir?: string;
 }
 
 /** Result of a finished process. */
@@ -92,6 +98,8 @@ export interface SweepReport {
 /** Creates sandboxes; registered by sandbox plugins (`local`, `docker`, ...). */
 export interface SandboxProvider {
   readonly name: string;
+  /** True when `create` runs a spec's {@link SandboxSpec.environment} (builds or pulls its image). */
+  readonly supportsEnvironments?: boolean;
   /** One line on the isolation it gives here, e.g. "bubblewrap: all namespaces unshared". */
   describeIsolation(): Promise<string>;
   create(spec: SandboxSpec): Promise<Sandbox>;

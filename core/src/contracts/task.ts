@@ -1,4 +1,4 @@
-import type { Sandbox } from './sandbox';
+import type { Sandbox, SandboxLimits } from './sandbox';
 
 /**
  * What a verifier may use besides the workspace: the rollout's sandbox, still alive after the
@@ -42,6 +42,26 @@ export interface OracleTurn {
   toolCalls: { name: string; arguments: Record<string, unknown> }[];
 }
 
+/**
+ * The container image a task's rollouts must run in (a Harbor task's `environment/Dockerfile`).
+ * Only providers that build or run images can honour it ({@link SandboxProvider.supportsEnvironments});
+ * the runner refuses such a task on any other provider before the first rollout.
+ */
+export interface TaskEnvironment {
+  /** Host folder that is the build context (Harbor: `environment/`). */
+  contextDir: string;
+  /** The Dockerfile, relative to `contextDir` (default `Dockerfile`). */
+  dockerfile?: string;
+  /** Content hash of the build context: the image is built once per hash and reused. */
+  hash: string;
+  /** A prebuilt image to run instead of building one (Harbor's `docker_image`). */
+  image?: string;
+  /** Longest a build may take (Harbor's `build_timeout_sec`). */
+  buildTimeoutMs?: number;
+  /** Where the task came from, for messages (e.g. its task.toml). */
+  source: string;
+}
+
 export interface Task {
   id: string;
   category: string;
@@ -59,6 +79,10 @@ export interface Task {
   oracle?: OracleTurn[] | (() => Promise<OracleTurn[]>);
   /** 1 (easiest) to 3, for curricula and reports. */
   difficulty?: number;
+  /** The image the task's rollouts run in, when it has one of its own. */
+  environment?: TaskEnvironment;
+  /** Sandbox limits the task asks for (Harbor's `[environment]` cpus, memory); they override the run's. */
+  limits?: SandboxLimits;
 }
 
 export type Split = 'train' | 'test';

@@ -7,9 +7,10 @@ import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec, SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
+import { TaskImages, type TaskImage } from './task-image';
 
 /** Version of the image recipe in `scripts/docker-image.sh`; part of the image tag. */
-export const IMAGE_RECIPE = 1;
+export const IMAGE_RECIPE = 2;
 /** The image `scripts/docker-image.sh` builds on this machine (its node is the host's). */
 export const DEFAULT_IMAGE = `clawgym-sandbox:${IMAGE_RECIPE}-node${process.versions.node}`;
 /** Port of the in-container forwarder to the proxy socket (as in the netns sandbox). */
@@ -113,7 +114,6 @@ interface RawExec {
 /** A running container as a {@link Sandbox}. */
 class DockerSandbox implements Sandbox {
   readonly id: string;
-  readonly workspacePath = WORKSPACE;
   readonly homePath = HOME;
   readonly modelBaseUrl: string;
   readonly workspaceHostPath: string;
@@ -128,6 +128,10 @@ class DockerSandbox implements Sandbox {
     private readonly spec: SandboxSpec,
     readonly hostRoot: string,
     private readonly user: { uid: number; gid: number },
+    /** The workspace inside: {@link WORKSPACE}, or a task image's WORKDIR. */
+    readonly workspacePath: string = WORKSPACE,
+    /** PATH inside: the task image's own, or the sandbox image's. */
+    private readonly path = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
   ) {
     this.id = container.id;
     this.workspaceHostPath = join(hostRoot, 'workspace');
@@ -147,8 +151,8 @@ class DockerSandbox implements Sandbox {
     // Files the host put in the workspace or HOME (task setup) become the container user's.
     await chownTree(this.workspaceHostPath, this.user.uid, this.user.gid);
     await chownTree(this.homeHostPath, this.user.uid, this.user.gid);
-    const cwd = o.cwd ? posix.resolve(WORKSPACE, o.cwd) : WORKSPACE;
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...this.spec.env, ...o.env };
+    const cwd = o.cwd ? posix.resolve(this.workspacePath, o.cwd) : this.workspacePath;
+    const env = { PATH: this.path, HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...this.spec.env, ...o.env };
     const r = await this.run(['node', NETNS_RUN, PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--', ...argv], {
       env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal,
     });
@@ -163,7 +167,7 @@ class DockerSandbox implements Sandbox {
     let exec: Docker.Exec;
     try {
       exec = await this.container.exec({
-        Cmd: cmd, User: `${this.user.uid}:${this.user.gid}`, WorkingDir: o.cwd ?? WORKSPACE,
+        Cmd: cmd, User: `${this.user.uid}:${this.user.gid}`, WorkingDir: o.cwd ?? this.workspacePath,
         Env: o.env ? Object.entries(o.env).map(([k, v]) => `${k}=${v}`) : undefined,
         AttachStdin: o.stdin !== undefined, AttachStdout: true, AttachStderr: true, Tty: false,
       });
@@ -242,8 +246,8 @@ class DockerSandbox implements Sandbox {
 
   /** The host path of a sandbox path under the workspace or HOME, when it is safe to use from the host. */
   private async hostPathOf(sandboxPath: string, create: boolean): Promise<string | undefined> {
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
-    const mounts: Array<[string, string]> = [[WORKSPACE, this.workspaceHostPath], [HOME, this.homeHostPath]];
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
+    const mounts: Array<[string, string]> = [[this.workspacePath, this.workspaceHostPath], [HOME, this.homeHostPath]];
     for (const [inside, host] of mounts) {
       if (abs !== inside && !abs.startsWith(`${inside}/`)) continue;
       const parts = abs.slice(inside.length).split('/').filter(Boolean);
@@ -276,7 +280,7 @@ class DockerSandbox implements Sandbox {
       await lchown(host, this.user.uid, this.user.gid).catch(() => {});
       return;
     }
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1"', 'sh', abs], { stdin: data, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
     if (r.exitCode !== 0) throw new Error(`writeFile ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
   }
@@ -290,7 +294,7 @@ class DockerSandbox implements Sandbox {
     }
     // Elsewhere, or onto something that exists (which may hold the agent's links): unpack
     // inside, as the container user.
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
     const staging = await mkdtemp(join(tmpdir(), 'clawgym-copyin-'));
     try {
       await cp(hostPath, join(staging, 'x'), { recursive: true, preserveTimestamps: true });
@@ -312,7 +316,7 @@ class DockerSandbox implements Sandbox {
       return;
     }
     // Through a link, or outside the mounts: read it inside (links resolve in the container).
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'cd "$(dirname "$1")" && tar -c -h -f - "$(basename "$1")"', 'sh', abs], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
     if (r.exitCode !== 0) throw new Error(`copyOut ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
     const staging = await mkdtemp(join(tmpdir(), 'clawgym-copyout-'));
@@ -358,11 +362,14 @@ function containerName(spec: SandboxSpec): string {
 /** Docker containers as sandboxes: one per rollout, no network but the model socket, non-root, limits. */
 export class DockerSandboxProvider implements SandboxProvider {
   readonly name = 'docker';
+  /** Tasks with their own image (Harbor's environment/Dockerfile) run in it. */
+  readonly supportsEnvironments = true;
   readonly docker: Docker;
   readonly image: string;
   readonly socketPath: string;
   private readonly user: { uid: number; gid: number };
   private readonly tmpDir: string;
+  private readonly taskImages: TaskImages;
 
   constructor(private readonly options: DockerSandboxOptions = {}) {
     this.socketPath = options.socketPath ?? dockerSocketPath();
@@ -370,6 +377,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.image = options.image ?? DEFAULT_IMAGE;
     this.user = parseUser(options.user ?? '1000:1000');
     this.tmpDir = options.tmpDir ?? tmpdir();
+    this.taskImages = new TaskImages(this.docker, WORKSPACE);
   }
 
   async describeIsolation(): Promise<string> {
@@ -392,6 +400,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     // Connecting needs write permission on the socket; the container user is not its owner.
     if (sock.uid !== this.user.uid && (sock.mode & 0o006) !== 0o006) await chmod(socketPath, (sock.mode & 0o777) | 0o006);
     const files = netnsRunFiles();
+    // A task with its own image: built (once per content hash) before anything else is made.
+    const taskImage: TaskImage | undefined = spec.environment
+      ? await this.taskImages.prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
+      : undefined;
+    const workdir = taskImage?.workdir ?? WORKSPACE;
 
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
@@ -403,6 +416,8 @@ export class DockerSandboxProvider implements SandboxProvider {
       await mkdir(join(home, 'tmp'), { recursive: true });
       await mkdir(opt);
       for (const f of files) await copyFile(f, join(opt, basename(f)));
+      // The image's WORKDIR as the task built it, in the workspace that is bound over it.
+      if (taskImage?.files.length) await hostTar(['-x', '-C', workspace, '--strip-components=1', '--no-same-owner'], taskImage.files);
       await chownTree(workspace, this.user.uid, this.user.gid);
       await chownTree(home, this.user.uid, this.user.gid);
 
@@ -413,10 +428,10 @@ export class DockerSandboxProvider implements SandboxProvider {
       try {
         container = await this.docker.createContainer({
           name: containerName(spec),
-          Image: this.image,
+          Image: taskImage?.tag ?? this.image,
           Cmd: ['sleep', '2147483647'],
           User: `${this.user.uid}:${this.user.gid}`,
-          WorkingDir: WORKSPACE,
+          WorkingDir: workdir,
           Hostname: 'sandbox',
           Env: Object.entries(baseEnv).map(([k, v]) => `${k}=${v}`),
           Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId, [LABEL_ROOT]: root },
@@ -424,12 +439,14 @@ export class DockerSandboxProvider implements SandboxProvider {
             NetworkMode: 'none',
             AutoRemove: false,
             Init: true,
-            ReadonlyRootfs: true,
+            // A task image's setup may expect to change files outside its WORKDIR (install a
+            // package, edit /etc): its container layer is writable, and thrown away with it.
+            ReadonlyRootfs: !taskImage,
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
             Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
             Mounts: [
-              { Type: 'bind', Source: workspace, Target: WORKSPACE },
+              { Type: 'bind', Source: workspace, Target: workdir },
               { Type: 'bind', Source: home, Target: HOME },
               { Type: 'bind', Source: opt, Target: '/opt/clawgym', ReadOnly: true },
               { Type: 'bind', Source: socketPath, Target: PROXY_SOCKET },
@@ -452,7 +469,7 @@ export class DockerSandboxProvider implements SandboxProvider {
         await removeContainer(container).catch(() => {});
         throw err;
       }
-      return new DockerSandbox(this.docker, container, spec, root, this.user);
+      return new DockerSandbox(this.docker, container, spec, root, this.user, workdir, taskImage?.path);
     } catch (err) {
       await rm(root, { recursive: true, force: true });
       throw err;
