@@ -86,7 +86,11 @@ export interface Sandbox {
   copyIn(hostPath: string, sandboxPath: string): Promise<void>;
   /** Copy a sandbox file or folder out to the host. */
   copyOut(sandboxPath: string, hostPath: string): Promise<void>;
-  /** Kill everything inside and remove every trace. Idempotent. */
+  /**
+   * Stop everything inside (nothing runs or writes once it resolves) and remove every trace.
+   * A provider may finish the removal in the background (Docker: the container is frozen, then
+   * removed); its `close()` waits for that. Idempotent.
+   */
   destroy(): Promise<void>;
 }
 
@@ -105,4 +109,10 @@ export interface SandboxProvider {
   create(spec: SandboxSpec): Promise<Sandbox>;
   /** Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all. */
   sweep(runId?: string): Promise<SweepReport>;
+  /**
+   * Release what the provider keeps between sandboxes (Docker's warm pool of started
+   * containers). Safe at any time: later `create` calls start afresh. Called when a run,
+   * an evaluation or an sft command ends.
+   */
+  close?(): Promise<void>;
 }

@@ -208,6 +208,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     throw err;
   } finally {
     await proxy.stop();
+    await sandboxes.close?.().catch(() => undefined);
     await writeReport(runDir).catch(() => undefined);
     await kernel.hooks.runEnd.promise({ runId: name, status, steps: state.step }).catch(() => undefined);
     await kernel.dispose();

@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec, SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
 import { TaskImages, type TaskImage } from './task-image';
+import { WarmPool } from './warm-pool';
 
 /** Version of the image recipe in `scripts/docker-image.sh`; part of the image tag. */
 export const IMAGE_RECIPE = 2;
@@ -20,6 +21,11 @@ export const WORKSPACE = '/workspace';
 export const HOME = '/home/agent';
 export const PROXY_SOCKET = '/run/clawgym/proxy.sock';
 export const NETNS_RUN = '/opt/clawgym/netns-run.js';
+/**
+ * The container's main process: the loopback forwarder to the proxy socket, for the whole life
+ * of the container (started before the sandbox is handed out, so no command pays for it).
+ */
+const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').startForwarder(process.argv[1], Number(process.argv[2]))", PROXY_SOCKET, String(SANDBOX_PROXY_PORT)];
 
 /** Labels on every container; `sweep` finds leftovers by them. */
 export const LABEL_RUN = 'clawgym.run';
@@ -40,6 +46,22 @@ export interface DockerSandboxOptions {
   tmpDir?: string;
   /** Process limit when the spec sets none (default 1024). */
   defaultPids?: number;
+  /**
+   * Started containers kept ready per (run, image, limits, bound paths) once one sandbox of
+   * that kind was asked for (default 2; 0: start each container when asked). Never reused:
+   * each container serves one sandbox and is removed with it.
+   */
+  warmPool?: number;
+  /** Remove spares after this long without a hand-out (default 30 s). */
+  warmIdleMs?: number;
+}
+
+/** A started container and its host folder, not yet handed out. */
+interface Started {
+  container: Docker.Container;
+  root: string;
+  workdir: string;
+  path?: string;
 }
 
 /** The Docker API socket from `DOCKER_HOST` (unix:// only) or the default. */
@@ -119,6 +141,7 @@ class DockerSandbox implements Sandbox {
   readonly workspaceHostPath: string;
   private readonly homeHostPath: string;
   private destroyed?: Promise<void>;
+  private owned = false;
   private wallTimer?: NodeJS.Timeout;
   private wallReached = false;
 
@@ -132,6 +155,8 @@ class DockerSandbox implements Sandbox {
     readonly workspacePath: string = WORKSPACE,
     /** PATH inside: the task image's own, or the sandbox image's. */
     private readonly path = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
+    /** Where destroy hands the removal of a frozen container to finish in the background. */
+    private readonly background?: (removal: Promise<void>) => void,
   ) {
     this.id = container.id;
     this.workspaceHostPath = join(hostRoot, 'workspace');
@@ -148,14 +173,19 @@ class DockerSandbox implements Sandbox {
 
   async exec(argv: string[], o: ExecOptions = {}): Promise<ExecResult> {
     if (argv.length === 0) throw new Error('exec needs a command');
-    // Files the host put in the workspace or HOME (task setup) become the container user's.
-    await chownTree(this.workspaceHostPath, this.user.uid, this.user.gid);
-    await chownTree(this.homeHostPath, this.user.uid, this.user.gid);
+    // Files the host put in the workspace or HOME (the task's setup, before the first command)
+    // become the container user's, once: walking the tree on every command cost time in
+    // proportion to the workspace. Later host writes go through writeFile/copyIn, which chown.
+    if (!this.owned) {
+      this.owned = true;
+      await chownTree(this.workspaceHostPath, this.user.uid, this.user.gid);
+      await chownTree(this.homeHostPath, this.user.uid, this.user.gid);
+    }
     const cwd = o.cwd ? posix.resolve(this.workspacePath, o.cwd) : this.workspacePath;
     const env = { PATH: this.path, HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...this.spec.env, ...o.env };
-    const r = await this.run(['node', NETNS_RUN, PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--', ...argv], {
-      env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal,
-    });
+    // The container's main process is the forwarder to the proxy socket (see FORWARDER_CMD):
+    // a command runs as itself, with no Node wrapper to start first.
+    const r = await this.run(argv, { env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal });
     return { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), timedOut: r.timedOut };
   }
 
@@ -331,8 +361,17 @@ class DockerSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroyed ??= (async () => {
       clearTimeout(this.wallTimer);
-      await removeContainer(this.container);
-      await rm(this.hostRoot, { recursive: true, force: true });
+      const removal = async () => {
+        await removeContainer(this.container);
+        await rm(this.hostRoot, { recursive: true, force: true });
+      };
+      // Freeze first (the cgroup freezer: every process inside stops at once, ~50 ms), so that
+      // nothing runs or writes once destroy returns; removing the container and its folder
+      // (100-300 ms of daemon work here) then happens off the rollout's path, tracked by the
+      // provider: close() and sweep() wait for it, and a crash leaves a labelled container
+      // that sweep and gc remove.
+      if (this.background && await this.container.pause().then(() => true, () => false)) this.background(removal());
+      else await removal();
     })();
     return this.destroyed;
   }
@@ -370,6 +409,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly user: { uid: number; gid: number };
   private readonly tmpDir: string;
   private readonly taskImages: TaskImages;
+  private readonly pools = new Map<string, WarmPool<Started>>();
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(private readonly options: DockerSandboxOptions = {}) {
     this.socketPath = options.socketPath ?? dockerSocketPath();
@@ -399,16 +440,69 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (!sock?.isSocket()) throw new Error(`${socketPath} is not a Unix socket (the proxy's listenUnix)`);
     // Connecting needs write permission on the socket; the container user is not its owner.
     if (sock.uid !== this.user.uid && (sock.mode & 0o006) !== 0o006) await chmod(socketPath, (sock.mode & 0o777) | 0o006);
-    const files = netnsRunFiles();
     // A task with its own image: built (once per content hash) before anything else is made.
     const taskImage: TaskImage | undefined = spec.environment
       ? await this.taskImages.prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
       : undefined;
-    const workdir = taskImage?.workdir ?? WORKSPACE;
+    const started = await this.poolFor(spec, socketPath, taskImage).take();
+    try {
+      // The marker now names the rollout the container serves (sweep and gc read it).
+      await writeFile(join(started.root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, pid: process.pid }));
+    } catch (err) {
+      await this.dispose(started);
+      throw err;
+    }
+    return new DockerSandbox(this.docker, started.container, spec, started.root, this.user, started.workdir, started.path, (r) => this.track(r));
+  }
 
+  /** The warm pool of containers made the way `spec` needs (what is fixed when a container is created). */
+  private poolFor(spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): WarmPool<Started> {
+    const { cpus, memoryMb, pids } = spec.limits;
+    const key = JSON.stringify([spec.runId, socketPath, taskImage?.tag ?? this.image, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new WarmPool<Started>({
+        make: () => this.start(spec, socketPath, taskImage),
+        dispose: (s) => this.dispose(s),
+        alive: async (s) => (await s.container.inspect().catch(() => undefined))?.State?.Running === true,
+        size: this.options.warmPool ?? 2,
+        idleMs: this.options.warmIdleMs ?? 30_000,
+      });
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  private async dispose(s: Started): Promise<void> {
+    await removeContainer(s.container).catch(() => undefined);
+    await rm(s.root, { recursive: true, force: true });
+  }
+
+  private track(removal: Promise<void>): void {
+    const p = removal.catch(() => undefined).finally(() => this.removals.delete(p));
+    this.removals.add(p);
+  }
+
+  /** Wait until every destroyed sandbox's container and folder are gone. */
+  async settled(): Promise<void> {
+    while (this.removals.size) await Promise.all([...this.removals]);
+  }
+
+  /** Remove the spare containers of every warm pool, and wait for removals in flight. */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.close()));
+    await this.settled();
+  }
+
+  /** Create and start one container for sandboxes like `spec` (not yet handed out). */
+  private async start(spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
+    const files = netnsRunFiles();
+    const workdir = taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
-      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, pid: process.pid }));
+      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, pid: process.pid }));
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
       const opt = join(root, 'opt');
@@ -423,18 +517,19 @@ export class DockerSandboxProvider implements SandboxProvider {
 
       const { cpus, memoryMb, pids } = spec.limits;
       const memory = memoryMb ? Math.round(memoryMb * 1024 * 1024) : undefined;
-      const baseEnv = { HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...spec.env };
+      // Only what every command shares: a rollout's own environment comes with each exec.
+      const baseEnv = { HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8' };
       let container: Docker.Container;
       try {
         container = await this.docker.createContainer({
           name: containerName(spec),
           Image: taskImage?.tag ?? this.image,
-          Cmd: ['sleep', '2147483647'],
+          Cmd: FORWARDER_CMD,
           User: `${this.user.uid}:${this.user.gid}`,
           WorkingDir: workdir,
           Hostname: 'sandbox',
           Env: Object.entries(baseEnv).map(([k, v]) => `${k}=${v}`),
-          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId, [LABEL_ROOT]: root },
+          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROOT]: root },
           HostConfig: {
             NetworkMode: 'none',
             AutoRemove: false,
@@ -460,7 +555,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           },
         });
       } catch (err) {
-        if (statusOf(err) === 404) throw new Error(`image ${this.image} not found: build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh`);
+        if (statusOf(err) === 404) throw new Error(`image ${taskImage?.tag ?? this.image} not found: build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh`);
         throw err;
       }
       try {
@@ -469,7 +564,7 @@ export class DockerSandboxProvider implements SandboxProvider {
         await removeContainer(container).catch(() => {});
         throw err;
       }
-      return new DockerSandbox(this.docker, container, spec, root, this.user, workdir, taskImage?.path);
+      return { container, root, workdir, path: taskImage?.path };
     } catch (err) {
       await rm(root, { recursive: true, force: true });
       throw err;
@@ -477,6 +572,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   async sweep(runId?: string): Promise<SweepReport> {
+    await this.settled(); // this process's own removals are not leftovers
     const removed: string[] = [];
     const containers = await this.docker.listContainers({ all: true, filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
     for (const c of containers) {

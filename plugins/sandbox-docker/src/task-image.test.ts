@@ -71,6 +71,7 @@ describeIf(dockerdMissing(), 'Harbor tasks in their own Docker image', () => {
   }, 300_000);
 
   afterAll(async () => {
+    await provider?.close();
     await provider?.sweep('harbor-image').catch(() => {});
     if (server) await new Promise<void>((r) => server.close(() => r()));
     await dockerd?.stop();

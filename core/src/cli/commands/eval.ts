@@ -61,7 +61,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     concurrency: Number(opts.concurrency ?? config.run.concurrency), timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
     maxTokens: engineName === 'oracle' ? 1 << 20 : undefined,
     onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },
-  });
+  }).finally(() => sandboxes.close?.());
   await kernel.dispose();
   if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows }, null, 2)}\n`);
   else io.out(`${formatEval(report.rows, k)}\nresults: ${runDir}/eval.json\n`);
