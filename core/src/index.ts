@@ -3,7 +3,7 @@
  * every plugin kind implements, config loading, and the `clawgym` CLI.
  */
 export * from './contracts';
-export { ClawGymError, ErrorCodes, isClawGymError, type ErrorCode } from './errors';
+export { ClawGymError, ErrorCodes, isClawGymError, messageOf, type ErrorCode } from './errors';
 export { CORE_VERSION } from './version';
 export {
   createHooks, HOOK_NAMES, HookStage,
