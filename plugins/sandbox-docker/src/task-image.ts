@@ -106,7 +106,7 @@ export class TaskImages {
           if (chunk) { lines.push(...chunk.split('\n').filter(Boolean)); void log(chunk); }
         });
       });
-      if (failure) throw new Error(failure);
+      if (failure) throw failure; // a step failed: the daemon's own words, wrapped below
       await log(`built ${tag} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     } catch (err) {
       const why = abort.signal.aborted ? `the build ran past build_timeout_sec (${env.buildTimeoutMs! / 1000} s)` : messageOf(err);
