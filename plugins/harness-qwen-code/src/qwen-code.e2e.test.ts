@@ -10,7 +10,7 @@ describeIf(missing, 'real Qwen Code CLI through the proxy (e2e, OpenAI Chat)', (
   it('writes the file the script asks for; every later call reuses the previous ids', async () => {
     const run = await runHarnessOnce({
       harness: qwenCodeHarness,
-      options: { bin: 'bin' in cli ? cli.bin : '' },
+      options: 'bin' in cli ? { bin: cli.bin, node: cli.node } : {},
       instruction: 'Create hello.txt containing hi',
       timeoutMs: 120_000,
       script: ({ callIndex, workspace }) => (callIndex === 0
