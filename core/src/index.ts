@@ -43,7 +43,7 @@ export { TitoLedger, type PreparedPrompt } from './proxy/ledger';
 export { CallStore } from './rollout/call-store';
 export { createNetnsSandbox, netnsAvailable, netnsSandboxProvider, SANDBOX_PROXY_PORT } from './sandbox/netns';
 export { startForwarder } from './sandbox/forwarder';
-export { titoStats, titoSummary } from './cli/commands/inspect';
+export { titoStats, titoSummary } from './cli/commands/tito-stats';
 export { buildTree, type BuildOptions, type RolloutInfo } from './tree/builder';
 export { applyFilters, removeDeadLeaves, keptLeaves, type FilterOptions } from './tree/filters';
 export { packTree, flattenBranches, type PackedTree, type FlatBranch } from './tree/pack';
