@@ -56,3 +56,27 @@ describeIf(missing, 'the task oracle through the real Claude Code CLI (e2e)', ()
     expect(rows.map((x) => x.category).sort()).toEqual(['all', 'several-files', 'shell', 'transform', 'vocab-upper']);
   }, 240_000);
 });
+
+describeIf(missing, 'a Claude Code subagent through the proxy (e2e)', () => {
+  it('the Agent tool\'s subagent calls are classified subagent and stay out of the main tree; the main agent reuses its ids', async () => {
+    const run = await runHarnessOnce({
+      harness: claudeCodeHarness,
+      rolloutId: 'claude-code-subagent',
+      options: { bin: 'bin' in cli ? cli.bin : '', tools: ['Bash', 'Read', 'Write', 'Agent'] },
+      instruction: 'Ask a subagent to look around, then say done',
+      timeoutMs: 120_000,
+      // The subagent's system prompt carries cc_is_subagent=true (2.1.332); it answers at once.
+      script: ({ prompt }) => (/cc_is_subagent=true/.test(prompt) ? { text: 'nothing to report' }
+        : /nothing to report/.test(prompt) ? { text: 'done' }
+          : { toolCalls: [{ name: 'Agent', arguments: { description: 'Look around', prompt: 'Look around the workspace and report.', subagent_type: 'general-purpose' } }] }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(run.records.map((r) => r.role)).toEqual(['main', 'subagent', 'main']);
+      const tito = titoStats(run.records);
+      expect(tito).toMatchObject({ reuse: 1, forks: 0, rate: 1, side: 1, sideRoles: { subagent: 1 } });
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
