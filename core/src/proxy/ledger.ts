@@ -135,7 +135,10 @@ export class TitoLedger {
   private whyFork(messages: readonly CanonicalMessage[], tools: string): string {
     if (this.entries.length === 0) return 'first call of the session';
     let best: { e: Entry; common: number } | undefined;
-    for (const e of this.entries) {
+    // Compare with the calls that offered the same tools when there are any: a side call without
+    // tools (a compaction, a title) is not what a main call's history was rewritten from.
+    const same = this.entries.filter((e) => e.tools === tools);
+    for (const e of same.length ? same : this.entries) {
       const full = [...e.messages, e.reply];
       let common = 0;
       while (common < full.length && common < messages.length && sameMessage(full[common]!, messages[common]!)) common++;

@@ -45,7 +45,8 @@ export async function runHarnessOnce(opts: {
   try {
     if (capture) captureServer = await startRequestCapture(socketPath, p.url, join(capture, rolloutId));
     else await p.proxy.listenUnix(socketPath);
-    const session = p.proxy.openSession(rolloutId);
+    // Classified as in a real rollout (RolloutRunner does the same), so side calls show as such.
+    const session = p.proxy.openSession(rolloutId, { classify: opts.harness.classifyCall?.bind(opts.harness) });
     sandbox = await createNetnsSandbox({ runId: 'e2e', rolloutId, limits: {}, modelEndpoint: { socketPath, url: session.baseUrl } });
     workspace = sandbox.workspacePath;
     const result = await opts.harness.run({

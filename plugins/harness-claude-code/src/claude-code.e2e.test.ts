@@ -65,16 +65,22 @@ describeIf(missing, 'a Claude Code subagent through the proxy (e2e)', () => {
       options: { bin: 'bin' in cli ? cli.bin : '', tools: ['Bash', 'Read', 'Write', 'Agent'] },
       instruction: 'Ask a subagent to look around, then say done',
       timeoutMs: 120_000,
-      // The subagent's system prompt carries cc_is_subagent=true (2.1.332); it answers at once.
+      // The subagent's system prompt carries cc_is_subagent=true (2.1.332); it answers at once. The
+      // Agent tool runs it in the background: the main agent hears "running", ends its turn, and is
+      // called again with the subagent's result as a task notification.
       script: ({ prompt }) => (/cc_is_subagent=true/.test(prompt) ? { text: 'nothing to report' }
-        : /nothing to report/.test(prompt) ? { text: 'done' }
+        : /<tool_response>/.test(prompt) ? { text: 'done' }
           : { toolCalls: [{ name: 'Agent', arguments: { description: 'Look around', prompt: 'Look around the workspace and report.', subagent_type: 'general-purpose' } }] }),
     });
     try {
       expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
-      expect(run.records.map((r) => r.role)).toEqual(['main', 'subagent', 'main']);
+      const roles = run.records.map((r) => r.role);
+      expect(roles.filter((r) => r === 'subagent').length).toBeGreaterThanOrEqual(1);
+      expect(roles.filter((r) => r === 'main').length).toBeGreaterThanOrEqual(2);
+      expect(roles.every((r) => r === 'main' || r === 'subagent')).toBe(true);
       const tito = titoStats(run.records);
-      expect(tito).toMatchObject({ reuse: 1, forks: 0, rate: 1, side: 1, sideRoles: { subagent: 1 } });
+      // Unclassified, the subagent's first call would count as a main fork ("message 0 differs").
+      expect(tito).toMatchObject({ forks: 0, rate: 1, sideRoles: { subagent: roles.filter((r) => r === 'subagent').length } });
     } finally {
       await run.close();
     }
