@@ -22,7 +22,7 @@ export const claudeCodeHarness: Harness = {
   async check() {
     return installed(process.cwd())
       ? { ok: true }
-      : { ok: false, reason: 'Claude Code is not installed: npm i -D @anthropic-ai/claude-code (Node 20 gets 2.1.197)' };
+      : { ok: false, reason: 'Claude Code is not installed: scripts/install-harnesses.sh claude-code (npm under Node 24, so it gets the newest release; see docs/harnesses.md)' };
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin);
