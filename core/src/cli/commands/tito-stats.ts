@@ -20,7 +20,8 @@ export function titoStats(records: readonly ModelCallRecord[]) {
   for (const [id, rs] of byRollout) {
     const sorted = [...rs].sort((a, b) => a.callIndex - b.callIndex);
     const main = sorted.filter((r) => !isSideCall(r.role));
-    later.push(...main.slice(1));
+    // Call 0 of a session has nothing to extend either (a run store may hold several sessions of one id).
+    later.push(...main.slice(1).filter((r) => r.callIndex > 0));
     for (const r of sorted) if (isSideCall(r.role)) { side++; sideRoles[r.role!] = (sideRoles[r.role!] ?? 0) + 1; }
     if (sorted.every(failedCall)) failedRollouts.push(id);
   }
