@@ -86,3 +86,29 @@ describeIf(missing, 'a Claude Code subagent through the proxy (e2e)', () => {
     }
   }, 180_000);
 });
+
+describeIf(missing, 'stock Claude Code (non-essential traffic on) through the proxy (e2e)', () => {
+  it('runs as shipped (it sends HEAD /api/hello first; its outside hosts are unreachable in the sandbox): every call classified, the main calls reuse their ids', async () => {
+    const run = await runHarnessOnce({
+      harness: claudeCodeHarness,
+      rolloutId: 'claude-code-stock',
+      options: { bin: 'bin' in cli ? cli.bin : '', nonessentialTraffic: true },
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      // A JSON-schema helper call (a title) gets the JSON it asks for; the agent writes, then finishes.
+      script: ({ prompt, workspace }) => (/JSON schema/.test(prompt) ? { text: '{"title":"Hello file"}' }
+        : /<tool_response>/.test(prompt) ? { text: 'done' }
+          : { toolCalls: [{ name: 'Write', arguments: { file_path: join(workspace, 'hello.txt'), content: 'hi' } }] }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.every((r) => r.role !== undefined)).toBe(true);
+      const tito = titoStats(run.records);
+      expect(tito).toMatchObject({ forks: 0, rate: 1 });
+      expect(tito.later).toBeGreaterThanOrEqual(1);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
