@@ -4,6 +4,7 @@ import { titoStats } from '../cli/commands/inspect';
 import { buildTree } from '../tree/builder';
 import { recordedRequest, startScriptedProxy } from '../testing';
 import { anthropicMessages } from './wire/anthropic';
+import { openAiChat } from './wire/openai-chat';
 import { openAiResponses } from './wire/openai-responses';
 
 // Request features of the newest CLIs, each from a request recorded from the real CLI
@@ -130,5 +131,24 @@ describe('Codex namespace and web_search tools', () => {
     await post('ns-1', '/v1/responses', echoed);
     const records = await p.store.read('ns-1');
     expect(records[1]!.origin).toMatchObject({ kind: 'reuse', parentCall: 0 });
+  });
+});
+
+describe('the same features on the OpenAI formats', () => {
+  it('Chat Completions: response_format json_schema is the response schema; a tool that is not a function is refused with a note', () => {
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
+    const parsed = openAiChat.parse({
+      model: 'm', messages: [{ role: 'user', content: 'go' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'check', schema } },
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }, { type: 'web_search_preview' }],
+    });
+    expect(parsed.responseSchema).toEqual(schema);
+    expect(parsed.conversation.tools.map((t) => t.name)).toEqual(['f']);
+    expect(parsed.notes).toEqual(['tools that are not functions refused (the proxy cannot run them): web_search_preview']);
+  });
+
+  it('Responses: text.format json_schema is the response schema', () => {
+    const schema = { type: 'object', properties: { title: { type: 'string' } } };
+    expect(openAiResponses.parse({ model: 'm', input: 'go', text: { format: { type: 'json_schema', name: 't', schema } } }).responseSchema).toEqual(schema);
   });
 });
