@@ -58,7 +58,7 @@ export { cpuKernels, type CpuKernelOptions } from './kernels/cpu';
 export { referenceKernels } from './kernels/reference';
 export { evaluate, summarize, type EvalOptions, type EvalReport, type EvalRow } from './eval/evaluate';
 export { oracleEngine, nullEngine } from './eval/oracle';
-export { harnessResult, installRootOf } from './harness-helpers';
+export { harnessResult, installRootOf, lastUserText, systemText } from './harness-helpers';
 export { newToolCallId } from './engine/chatml';
 export { oracleOf } from './eval/oracle';
 export { splitOf, pickSplit, hashUnit, type SplitOptions } from './tasks/split';

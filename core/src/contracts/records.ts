@@ -13,6 +13,17 @@ export type PromptOrigin =
   | { kind: 'fork'; reason: string };
 
 /**
+ * What a harness made a call for. `main` is the agent itself; every other role is a side call
+ * (a subagent, a compaction summary, a title or summary, a memory-extraction agent, or `side`
+ * when the harness does not say which), which never joins the main prefix tree and is left out
+ * of the loss by the auxiliary-tree filter.
+ */
+export type CallRole = 'main' | 'subagent' | 'compaction' | 'title' | 'memory' | 'side';
+
+/** Whether a recorded role is a side call (anything but the main agent). */
+export const isSideCall = (role: CallRole | undefined): boolean => role !== undefined && role !== 'main';
+
+/**
  * One model call, recorded at token level. Appended durably to the run store before the
  * final event of the response is sent, so no answered call is ever lost.
  */
@@ -33,8 +44,13 @@ export interface ModelCallRecord {
   policyVersion: number;
   /** Milliseconds since the epoch. */
   timings: { receivedAt: number; firstTokenAt?: number; finishedAt: number };
-  /** Whether the harness made this call for the main agent or a side task (title, summary, subagent). */
-  role?: 'main' | 'side';
+  /** What the harness made this call for (its classifier's answer; absent when it has none). */
+  role?: CallRole;
+  /**
+   * Request features the proxy handled on purpose and how: deferred tools left out, tools it
+   * cannot offer (refused, with the reason), a response schema and whether the reply met it.
+   */
+  notes?: string[];
 }
 
 /**

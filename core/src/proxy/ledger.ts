@@ -27,7 +27,15 @@ export interface PreparedPrompt {
   origin: PromptOrigin;
   /** Remember the answer, so later calls can extend it. Call only for calls that completed. */
   commit(answer: { callIndex: number; outputIds: readonly number[]; finishReason: FinishReason; reply: CanonicalMessage }): void;
+  /**
+   * Remember a call that failed (engine error, cut stream): the harness's re-send of the same
+   * messages is then a retry of it, not a fork, even when nothing was answered before.
+   */
+  failed(callIndex: number): void;
 }
+
+/** A call that was prepared but not answered, kept so its re-send is seen as a retry. */
+type Attempt = Pick<Entry, 'callIndex' | 'tools' | 'messages' | 'context' | 'promptIds'>;
 
 const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sameMessage(a, b) : a === b);
 
@@ -45,6 +53,7 @@ const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sa
  */
 export class TitoLedger {
   private readonly entries: Entry[] = [];
+  private readonly attempts: Attempt[] = [];
 
   constructor(private readonly template: ChatTemplate) {}
 
@@ -52,11 +61,11 @@ export class TitoLedger {
     const { messages, context } = splitTrailingContext(conversation.messages);
     const tools = toolsKey(conversation.tools);
     const parent = this.findParent(messages, tools);
-    const retried = parent ? undefined : this.findSame(messages, tools, context);
+    const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
     let buffer: IdBuffer;
     let origin: PromptOrigin;
     if (retried) {
-      buffer = retried.buffer;
+      buffer = 'buffer' in retried ? (retried as Entry).buffer : IdBuffer.of(retried.promptIds);
       origin = { kind: 'retry', of: retried.callIndex };
     } else if (parent) {
       const suffix = messages.slice(parent.messages.length + 1);
@@ -81,7 +90,19 @@ export class TitoLedger {
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
         });
       },
+      failed: (callIndex) => {
+        this.attempts.push({ callIndex, tools, messages, context, promptIds });
+      },
     };
+  }
+
+  /** The latest failed call with exactly these messages (its re-send after the error). */
+  private findAttempt(messages: readonly CanonicalMessage[], tools: string, context: CanonicalMessage | undefined): Attempt | undefined {
+    for (let i = this.attempts.length - 1; i >= 0; i--) {
+      const a = this.attempts[i]!;
+      if (a.tools === tools && a.messages.length === messages.length && sameContext(a.context, context) && this.samePrefix(messages, a.messages, messages.length)) return a;
+    }
+    return undefined;
   }
 
   /** The latest call whose messages + reply are a prefix of `messages`. */
@@ -114,7 +135,10 @@ export class TitoLedger {
   private whyFork(messages: readonly CanonicalMessage[], tools: string): string {
     if (this.entries.length === 0) return 'first call of the session';
     let best: { e: Entry; common: number } | undefined;
-    for (const e of this.entries) {
+    // Compare with the calls that offered the same tools when there are any: a side call without
+    // tools (a compaction, a title) is not what a main call's history was rewritten from.
+    const same = this.entries.filter((e) => e.tools === tools);
+    for (const e of same.length ? same : this.entries) {
       const full = [...e.messages, e.reply];
       let common = 0;
       while (common < full.length && common < messages.length && sameMessage(full[common]!, messages[common]!)) common++;

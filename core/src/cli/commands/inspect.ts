@@ -40,21 +40,26 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
   if (opts.rollout) {
     const rows = byRollout[0]!.records.map((r) => {
       const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptIds.length : 0;
-      return [String(r.callIndex), r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r)];
+      return [String(r.callIndex), r.role ?? '-', r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r)];
     });
-    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN'], rows)}\n${titoSummary(byRollout[0]!.records)}\n\n`);
+    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'ROLE', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN'], rows)}\n${titoSummary(byRollout[0]!.records)}\n`);
+    // How request features were handled (tools left out or refused, schemas), once each.
+    for (const n of new Set(byRollout[0]!.records.flatMap((r) => r.notes ?? []))) io.out(`  note: ${n}\n`);
+    io.out('\n');
     // The prefix tree, through the default filters (the byte-level ChatML template's tokens).
     const { tokenizer } = byteChatMl();
     const tree = applyFilters(buildTree(byRollout[0]!.records, {
-      rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: 'ok', reward: 0,
+      // The records alone cannot tell a verifier's outcome; a rollout whose every call failed is an infra failure.
+      rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: titoStats(byRollout[0]!.records).failedRollouts.length ? 'infra-error' : 'ok', reward: 0,
     }, { messageEndId: tokenizer.special('<|im_end|>') }), resolveConfig({}, { rootDir: io.cwd }).tree);
     io.out(`${drawTree(tree, (ids) => tokenizer.decode(ids))}\n`);
     return;
   }
   const rows = byRollout.map(({ id, records }) => {
     const s = titoStats(records);
-    return [id, String(s.calls), `${(100 * s.rate).toFixed(1)}%`, String(s.retry), String(s.forks), String(records.reduce((n, r) => n + r.outputIds.length, 0))];
+    const failed = s.failedRollouts.length > 0;
+    return [id, String(s.calls), failed ? 'n/a' : `${(100 * s.rate).toFixed(1)}%`, String(s.retry), String(s.forks), String(s.side), failed ? `all ${s.failed}` : String(s.failed), String(records.reduce((n, r) => n + r.outputIds.length, 0))];
   });
-  io.out(`${runDir}\n${formatTable(['ROLLOUT', 'CALLS', 'TITO REUSE', 'RETRIES', 'FORKS', 'OUTPUT TOKENS'], rows)}\nall: ${titoSummary(all)}\n`);
+  io.out(`${runDir}\n${formatTable(['ROLLOUT', 'CALLS', 'TITO REUSE', 'RETRIES', 'FORKS', 'SIDE', 'FAILED', 'OUTPUT TOKENS'], rows)}\nall: ${titoSummary(all)}\n`);
   for (const f of titoStats(all).forkReasons) io.out(`  fork ${f.rolloutId} call ${f.callIndex}: ${f.reason}\n`);
 }

@@ -54,7 +54,13 @@ export const openAiChat: WireAdapter = {
         name: String(f.name), description: typeof f.description === 'string' ? f.description : undefined, parameters: isObject(f.parameters) ? f.parameters : {},
       }))
       : [];
+    // Tools that are not functions (hosted ones) cannot be offered; say so instead of dropping them.
+    const refused = Array.isArray(b.tools) ? (b.tools as unknown[]).filter((t) => !(isObject(t) && isObject(t.function))).map((t) => String(isObject(t) ? t.type ?? t.name : t)) : [];
+    const format = isObject(b.response_format) && b.response_format.type === 'json_schema' && isObject(b.response_format.json_schema) ? b.response_format.json_schema : undefined;
+    const schema = format && isObject(format.schema) ? format.schema : undefined;
     return {
+      ...(schema ? { responseSchema: schema } : {}),
+      ...(refused.length ? { notes: [`tools that are not functions refused (the proxy cannot run them): ${refused.join(', ')}`] } : {}),
       conversation: { messages, tools },
       model: need(typeof b.model === 'string', b.model as string, "'model' is a required property"),
       stream: b.stream === true,
