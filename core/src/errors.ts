@@ -19,6 +19,8 @@ export const ErrorCodes = {
   PROVIDER_MISSING: 'CLAWGYM_PROVIDER_MISSING',
   ENGINE_FAILED: 'CLAWGYM_ENGINE_FAILED',
   USAGE: 'CLAWGYM_USAGE',
+  MODEL_FOLDER: 'CLAWGYM_MODEL_FOLDER',
+  TEMPLATE_FAILED: 'CLAWGYM_TEMPLATE_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -1,4 +1,4 @@
-import type { FinishReason, TokenIds } from './engine';
+import type { Drift, FinishReason, TokenIds } from './engine';
 
 /** The wire formats the serving proxy speaks. */
 export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses';
@@ -30,6 +30,8 @@ export interface ModelCallRecord {
   outputLogprobs: number[];
   finishReason: FinishReason;
   origin: PromptOrigin;
+  /** How the prompt relates to the template's render of the whole conversation, and why. */
+  drift?: Drift;
   policyVersion: number;
   /** Milliseconds since the epoch. */
   timings: { receivedAt: number; firstTokenAt?: number; finishedAt: number };
