@@ -276,7 +276,7 @@ export class ServingProxy {
       : reply.parts.some((p) => p.type === 'tool_call') ? 'tool_calls' : stoppedOnToken ? 'stop' : outputIds.length >= maxTokens ? 'length' : 'stop';
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
-      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin,
+      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
       policyVersion: engine.policyVersion(), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(session.classify ? { role: session.classify(parsed.conversation, parsed.model) } : {}),
     };
