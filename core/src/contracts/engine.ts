@@ -50,7 +50,7 @@ export interface ChatTemplate {
    * with how the reused prompt relates to the template's render of the whole conversation.
    * Without it the ledger uses {@link renderContinuation} and calls the prompt clean.
    */
-  continueFrom?(history: ContinuationHistory, next: CanonicalMessage[]): { ids: number[]; drift: Drift };
+  continueFrom?(history: ContinuationHistory, next: CanonicalMessage[], memo?: Record<string, unknown>): { ids: number[]; drift: Drift };
 }
 
 /** What the ledger knows of the call a new request extends. */

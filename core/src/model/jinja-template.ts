@@ -26,6 +26,14 @@ export interface JinjaTemplateOptions {
   family?: Family;
 }
 
+/** What a session's ledger keeps for {@link JinjaChatTemplate.continueFrom} between calls. */
+export interface ContinuationMemo {
+  /** History size (messages) at the last check against the full render. */
+  checkedAt?: number;
+  /** The window once gave another answer than the full render: render in full. */
+  whole?: boolean;
+}
+
 /** A rendered prompt: its text and its ids. */
 export interface Rendered { text: string; ids: number[] }
 
@@ -122,25 +130,48 @@ export class JinjaChatTemplate implements ChatTemplate {
     return best;
   }
 
-  continueFrom(history: ContinuationHistory, next: CanonicalMessage[]): { ids: number[]; drift: Drift } {
+  /**
+   * The ids after a generated reply, rendered from a small window: the leading system message
+   * (tools live there), the first tool result and the last real user message (templates keep
+   * state across messages: Qwen3 renders reasoning only after the last user query, DeepSeek-V3
+   * opens tool outputs once) and the message before the reply, with tools reduced to their names
+   * (the window's system part is cut off anyway). `memo` is the session's: at calls whose
+   * history has doubled since the last check, the window's answer is checked against the full
+   * render; if they ever differ, that session renders in full from then on. So a call costs its
+   * new messages, and the check costs the history only log2(calls) times.
+   */
+  continueFrom(history: ContinuationHistory, next: CanonicalMessage[], memo: ContinuationMemo = {}): { ids: number[]; drift: Drift } {
     const all = toTemplateMessages(history.messages);
     const reply = toTemplateMessages([history.reply]);
     const following = toTemplateMessages(next);
-    // The smallest context that renders the reply and what follows it as the whole would: the
-    // leading system message (tools live there) and the message before the reply. When the
-    // template disagrees with itself on that window, the whole history is the context.
-    const windowed = [...(all[0]?.role === 'system' && all.length > 1 ? [all[0]] : []), ...all.slice(-1)];
-    return this.continueWith(windowed, reply, following, history, false) ?? this.continueWith(all, reply, following, history, true)!;
+    const whole = () => this.continueWith(all, reply, following, history, history.tools, true)!;
+    if (memo.whole) return whole();
+    const picked = new Set<number>();
+    if (all[0]?.role === 'system') picked.add(0);
+    const firstTool = all.findIndex((m) => m.role === 'tool');
+    if (firstTool >= 0) picked.add(firstTool);
+    for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') { picked.add(i); break; }
+    if (all.length) picked.add(all.length - 1);
+    const windowed = [...picked].sort((a, b) => a - b).map((i) => all[i]!);
+    const standIn = history.tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } }));
+    const fast = this.continueWith(windowed, reply, following, history, standIn, false);
+    const size = all.length + 1;
+    if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
+    const full = whole();
+    memo.checkedAt = size;
+    if (fast && fast.drift.class === full.drift.class && fast.ids.length === full.ids.length && fast.ids.every((id, i) => id === full.ids[i])) return fast;
+    memo.whole = true;
+    return full;
   }
 
-  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, whole: boolean): { ids: number[]; drift: Drift } | undefined {
+  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean): { ids: number[]; drift: Drift } | undefined {
     let before: RawRender;
     let open: RawRender;
     let after: RawRender;
     try {
-      before = this.renderRaw(context, h.tools, false);
-      open = this.renderRaw(context, h.tools, true);
-      after = this.renderRaw([...context, ...reply, ...next], h.tools, true);
+      before = this.renderRaw(context, tools, false);
+      open = this.renderRaw(context, tools, true);
+      after = this.renderRaw([...context, ...reply, ...next], tools, true);
     } catch (err) {
       if (!whole) return undefined;
       throw err;

@@ -47,6 +47,8 @@ const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sa
  */
 export class TitoLedger {
   private readonly entries: Entry[] = [];
+  /** The template's per-session state for continuations (see ChatTemplate.continueFrom). */
+  private readonly memo: Record<string, unknown> = {};
 
   constructor(private readonly template: ChatTemplate) {}
 
@@ -67,7 +69,7 @@ export class TitoLedger {
       if (context && !sameContext(context, parent.context)) suffix.push(context);
       let continuation: number[];
       if (this.template.continueFrom) {
-        const c = this.template.continueFrom({ messages: parent.messages, reply: parent.reply, tools: conversation.tools, outputIds: parent.outputIds, finishReason: parent.finishReason }, suffix);
+        const c = this.template.continueFrom({ messages: parent.messages, reply: parent.reply, tools: conversation.tools, outputIds: parent.outputIds, finishReason: parent.finishReason }, suffix, this.memo);
         continuation = c.ids;
         drift = { class: c.drift.class, reason: `extends call ${parent.callIndex}: ${c.drift.reason}` };
       } else {
