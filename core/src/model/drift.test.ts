@@ -1,3 +1,4 @@
+import { main } from '../cli/main';
 import { startScriptedProxy } from '../testing';
 import { testModel } from './__fixtures__/test-models';
 
@@ -61,5 +62,18 @@ describe('template drift through the proxy with Qwen3\'s template', () => {
     });
     expect(full.text).not.toContain('One file.');
     expect(c0!.drift).toEqual({ class: 'clean', reason: 'first call of the session: rendered in full' });
+  });
+
+  it('shows in clawgym inspect: drift per call of the rollout, per rollout and for the run', async () => {
+    let out = '';
+    const run = async (argv: string[]) => { out = ''; return main(argv, { out: (s) => { out += s; }, err: (s) => { out += s; }, cwd: p.dir }); };
+    expect(await run(['inspect', p.dir, '--rollout', 'qwen-drift'])).toBe(0);
+    expect(out).toMatch(/PROMPT ORIGIN\s+DRIFT/);
+    expect(out).toContain('drift: 2 clean, 1 realigned, 0 fork');
+    expect(out).toContain("call 2 realigned: extends call 1: the template drops the reply's <think> reasoning");
+    expect(await run(['inspect', p.dir])).toBe(0);
+    expect(out).toMatch(/qwen-drift\s+3\s+100\.0%\s+0\s+0\s+2\/1\/0/);
+    expect(out).toContain('all: drift: 2 clean, 1 realigned, 0 fork');
+    expect(out).toContain("realigned or forked 1×: the template drops the reply's <think> reasoning");
   });
 });

@@ -19,6 +19,27 @@ export function titoStats(records: readonly ModelCallRecord[]) {
   return { calls: records.length, later: later.length, reuse, retry, forks: forks.length, rate: later.length ? reuse / later.length : 1, forkReasons: forks.map((r) => ({ callIndex: r.callIndex, rolloutId: r.rolloutId, reason: (r.origin as { reason: string }).reason })) };
 }
 
+/** Template drift of a set of calls: how many were clean, realigned (raw ids kept) or forks, and why. */
+export function driftStats(records: readonly ModelCallRecord[]) {
+  const counts = { clean: 0, realigned: 0, fork: 0, unrecorded: 0 };
+  const reasons = new Map<string, number>();
+  for (const r of records) {
+    if (!r.drift) { counts.unrecorded++; continue; }
+    counts[r.drift.class]++;
+    if (r.drift.class !== 'clean') {
+      const why = r.drift.reason.replace(/^extends call \d+: /, '').replace(/\d+/g, 'N');
+      reasons.set(why, (reasons.get(why) ?? 0) + 1);
+    }
+  }
+  return { ...counts, reasons: [...reasons].map(([reason, calls]) => ({ reason, calls })).sort((a, b) => b.calls - a.calls) };
+}
+
+/** One line: "drift: 7 clean, 1 realigned, 0 fork". */
+export function driftSummary(records: readonly ModelCallRecord[]): string {
+  const d = driftStats(records);
+  return `drift: ${d.clean} clean, ${d.realigned} realigned, ${d.fork} fork${d.unrecorded ? ` (${d.unrecorded} calls recorded before drift was)` : ''}`;
+}
+
 /** One line: "TITO reuse 100.0% (7/7 calls after the first)". */
 export function titoSummary(records: readonly ModelCallRecord[]): string {
   const s = titoStats(records);
@@ -48,15 +69,16 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
   }
   const all = byRollout.flatMap((r) => r.records);
   if (opts.json) {
-    io.out(`${JSON.stringify({ run: runDir, tito: titoStats(all), rollouts: byRollout.map((r) => ({ rolloutId: r.id, tito: titoStats(r.records) })) }, null, 2)}\n`);
+    io.out(`${JSON.stringify({ run: runDir, tito: titoStats(all), drift: driftStats(all), rollouts: byRollout.map((r) => ({ rolloutId: r.id, tito: titoStats(r.records), drift: driftStats(r.records) })) }, null, 2)}\n`);
     return;
   }
   if (opts.rollout) {
     const rows = byRollout[0]!.records.map((r) => {
       const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptIds.length : 0;
-      return [String(r.callIndex), r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r)];
+      return [String(r.callIndex), r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
     });
-    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN'], rows)}\n${titoSummary(byRollout[0]!.records)}\n\n`);
+    const drifted = byRollout[0]!.records.filter((r) => r.drift && r.drift.class !== 'clean').map((r) => `  call ${r.callIndex} ${r.drift!.class}: ${r.drift!.reason}\n`).join('');
+    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN', 'DRIFT'], rows)}\n${titoSummary(byRollout[0]!.records)}\n${driftSummary(byRollout[0]!.records)}\n${drifted}\n`);
     // The prefix tree, through the default filters (the byte-level ChatML template's tokens).
     const { tokenizer } = byteChatMl();
     const tree = applyFilters(buildTree(byRollout[0]!.records, {
@@ -67,8 +89,10 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
   }
   const rows = byRollout.map(({ id, records }) => {
     const s = titoStats(records);
-    return [id, String(s.calls), `${(100 * s.rate).toFixed(1)}%`, String(s.retry), String(s.forks), String(records.reduce((n, r) => n + r.outputIds.length, 0))];
+    const d = driftStats(records);
+    return [id, String(s.calls), `${(100 * s.rate).toFixed(1)}%`, String(s.retry), String(s.forks), `${d.clean}/${d.realigned}/${d.fork}`, String(records.reduce((n, r) => n + r.outputIds.length, 0))];
   });
-  io.out(`${runDir}\n${formatTable(['ROLLOUT', 'CALLS', 'TITO REUSE', 'RETRIES', 'FORKS', 'OUTPUT TOKENS'], rows)}\nall: ${titoSummary(all)}\n`);
+  io.out(`${runDir}\n${formatTable(['ROLLOUT', 'CALLS', 'TITO REUSE', 'RETRIES', 'FORKS', 'DRIFT C/R/F', 'OUTPUT TOKENS'], rows)}\nall: ${titoSummary(all)}\nall: ${driftSummary(all)}\n`);
+  for (const r of driftStats(all).reasons) io.out(`  realigned or forked ${r.calls}×: ${r.reason}\n`);
   for (const f of titoStats(all).forkReasons) io.out(`  fork ${f.rolloutId} call ${f.callIndex}: ${f.reason}\n`);
 }
