@@ -40,6 +40,11 @@ export interface Rendered { text: string; ids: number[] }
 /** The rendered text with placeholders still in, and how to encode it. */
 interface RawRender { raw: string; neutral: Neutralizer }
 
+/** A context message with long text cut to its two ends (templates test prefixes and suffixes). */
+function abbreviate(m: TemplateMessage): TemplateMessage {
+  return m.content.length > 96 ? { ...m, content: `${m.content.slice(0, 48)}${m.content.slice(-48)}` } : m;
+}
+
 /** Tools in the template's shape; none is `undefined` (vLLM passes `tools=None`). */
 const templateToolsOf = (tools: readonly ToolSpec[]) => (tools.length ? templateTools(tools) : undefined);
 
@@ -90,18 +95,36 @@ export class JinjaChatTemplate implements ChatTemplate {
     return { raw, neutral };
   }
 
+  /**
+   * Long text between control tokens, encoded before (a harness's system prompt and tools are
+   * the same in every session of a run: BPE costs ~10 µs a token here, so a first call would
+   * otherwise spend most of its time re-encoding them). Least recently used first out.
+   */
+  private readonly segments = new Map<string, number[]>();
+
+  private encodeText(text: string): number[] {
+    if (text.length < 512) return this.o.tokenizer.encode(text);
+    const hit = this.segments.get(text);
+    if (hit) { this.segments.delete(text); this.segments.set(text, hit); return hit; }
+    const ids = this.o.tokenizer.encode(text);
+    this.segments.set(text, ids);
+    if (this.segments.size > 64) this.segments.delete(this.segments.keys().next().value!);
+    return ids;
+  }
+
   /** Encode rendered text: control tokens in the markup to their ids, message text as text. */
   private encodeRaw(raw: string, neutral: Neutralizer): number[] {
     const tok = this.o.tokenizer;
-    if (!this.splitRe) return tok.encode(neutral.restore(raw));
+    if (!this.splitRe) return this.encodeText(neutral.restore(raw));
     const out: number[] = [];
     let last = 0;
+    const push = (ids: number[]) => { for (const id of ids) out.push(id); };
     for (const m of raw.matchAll(this.splitRe)) {
-      if (m.index > last) out.push(...tok.encode(neutral.restore(raw.slice(last, m.index))));
+      if (m.index > last) push(this.encodeText(neutral.restore(raw.slice(last, m.index))));
       out.push(tok.control.get(m[0])!);
       last = m.index + m[0].length;
     }
-    if (last < raw.length) out.push(...tok.encode(neutral.restore(raw.slice(last))));
+    if (last < raw.length) push(this.encodeText(neutral.restore(raw.slice(last))));
     return out;
   }
 
@@ -152,7 +175,9 @@ export class JinjaChatTemplate implements ChatTemplate {
     if (firstTool >= 0) picked.add(firstTool);
     for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') { picked.add(i); break; }
     if (all.length) picked.add(all.length - 1);
-    const windowed = [...picked].sort((a, b) => a - b).map((i) => all[i]!);
+    // Context messages only set the template's state (roles, calls, markers at the ends of the
+    // text): their text lands in the prefix that is cut off, so long text is abbreviated.
+    const windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
     const standIn = history.tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } }));
     const fast = this.continueWith(windowed, reply, following, history, standIn, false);
     const size = all.length + 1;
