@@ -39,6 +39,8 @@ const TokenIdOptions = z.strictObject({
   contextLength: z.number().int().positive().optional(),
   /** The served model's Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template). */
   tokenizer: z.string().min(1),
+  /** What the server's logprobs are: vLLM needs `--logprobs-mode processed_logprobs` for `processed` (default `raw`). */
+  logprobs: z.enum(['processed', 'raw']).optional(),
   /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
   templateKwargs: z.record(z.string(), z.unknown()).optional(),
 });

@@ -129,6 +129,12 @@ export interface Engine {
    * hosted APIs do, and caps the output at the room left. Unset: the engine is not asked.
    */
   readonly contextLength?: number;
+  /**
+   * What the logprobs this engine yields are (recorded with every call): `processed` — under the
+   * distribution it sampled from; `raw` — before temperature / top-p (vLLM unless started with
+   * `--logprobs-mode processed_logprobs`). Unset: `unknown`.
+   */
+  readonly logprobs?: 'processed' | 'raw';
   /** Version of the weights currently serving; recorded with every call. */
   policyVersion(): number;
   /** Generate tokens one by one; yields as soon as each exists. */

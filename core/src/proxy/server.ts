@@ -243,6 +243,8 @@ export class ServingProxy {
       responder.begin();
     }
 
+    const temperature = parsed.temperature ?? this.o.temperature;
+    const topP = parsed.topP ?? this.o.topP;
     const stopIds = new Set([...engine.chatTemplate.stopIds]);
     const parser = engine.chatTemplate.streamParser(parsed.conversation.tools);
     const events: OutputEvent[] = [];
@@ -255,7 +257,7 @@ export class ServingProxy {
     try {
       const tokens = withTokenTimeouts(engine, {
         promptIds: prepared.promptIds, sessionId: session.rolloutId, signal: abort.signal,
-        sampling: { maxTokens, temperature: parsed.temperature ?? this.o.temperature, topP: parsed.topP ?? this.o.topP },
+        sampling: { maxTokens, temperature, topP },
       }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort());
       for await (const t of tokens) {
         firstTokenAt ??= Date.now();
@@ -277,6 +279,7 @@ export class ServingProxy {
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
       promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
+      sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
       policyVersion: engine.policyVersion(), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(session.classify ? { role: session.classify(parsed.conversation, parsed.model) } : {}),
     };
