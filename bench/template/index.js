@@ -134,13 +134,13 @@ function conversation(open, id) {
   };
 }
 
-async function openLoop(open, sessions, ratePerSec, seconds, tag) {
-  const calls = Array.from({ length: sessions }, (_, i) => conversation(open, `${tag}-${i}`));
-  const interval = (sessions / ratePerSec) * 1000;
+/** Open loop: each of `calls` (one per session) called at a fixed total rate; latencies of the calls. */
+async function openLoop(calls, ratePerSec, seconds) {
+  const interval = (calls.length / ratePerSec) * 1000;
   const latencies = [];
   const end = Date.now() + seconds * 1000;
   await Promise.all(calls.map(async (call, i) => {
-    await sleep((i * interval) / sessions);
+    await sleep((i * interval) / calls.length);
     while (Date.now() < end) {
       const started = Date.now();
       latencies.push(await call());
@@ -148,6 +148,11 @@ async function openLoop(open, sessions, ratePerSec, seconds, tag) {
     }
   }));
   return latencies;
+}
+
+/** Grow each session's conversation `turns` calls deep first (unmeasured), a few sessions at a time. */
+async function grow(calls, turns) {
+  for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
 }
 
 async function roundTrips(sessions, rate, seconds) {
@@ -177,16 +182,20 @@ async function roundTrips(sessions, rate, seconds) {
   await new Promise((r) => bare.listen(0, '127.0.0.1', r));
   const bareUrl = `http://127.0.0.1:${bare.address().port}`;
   const viaBare = (id) => ({ baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' });
-  await openLoop(viaProxy, 16, 100, 1, 'warm');
-  await openLoop(viaBare, 16, 100, 1, 'warm');
+  // 256 conversations each way, grown 8 calls deep before measuring (their first calls render in
+  // full), then called at the same total rate; interleaved halves, so drift of the machine's speed
+  // hits both alike.
+  const proxyCalls = Array.from({ length: sessions }, (_, i) => conversation(viaProxy, `p-${i}`));
+  const bareCalls = Array.from({ length: sessions }, (_, i) => conversation(viaBare, `b-${i}`));
+  await grow(proxyCalls, 8);
+  await grow(bareCalls, 8);
   const p = [];
   const b = [];
-  // Interleaved halves, so drift of the machine's speed hits both alike.
   for (let round = 0; round < 2; round++) {
-    b.push(...await openLoop(viaBare, sessions, rate, seconds / 2, `b${round}`));
-    p.push(...await openLoop(viaProxy, sessions, rate, seconds / 2, `p${round}`));
+    b.push(...await openLoop(bareCalls, rate, seconds / 2));
+    p.push(...await openLoop(proxyCalls, rate, seconds / 2));
   }
-  const records = (await Promise.all(proxy.sessions.all().filter((s) => s.rolloutId.startsWith('p')).map((s) => proxy.records(s.rolloutId)))).flat();
+  const records = (await Promise.all(proxy.sessions.all().filter((s) => s.rolloutId.startsWith('p-')).map((s) => proxy.records(s.rolloutId)))).flat();
   await proxy.stop();
   await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
   void url;
@@ -201,8 +210,8 @@ async function main() {
   renderCost(50, 3); // warm-up
   const costs = renderCost(50, 20);
   console.log(`Qwen3 TITO render cost (ledger.prepare, OpenClaw's system prompt and ${HARNESS_TOOLS.length} tools): turn 1 (full render) ${costs[0].toFixed(2)} ms, turn 2 ${costs[1].toFixed(2)} ms, turn 50 ${costs[49].toFixed(2)} ms, slowest turn ${Math.max(...costs).toFixed(2)} ms`);
-  const RATE = 40; // calls/s in all: below the proxy's capacity here, so p50 shows per-call cost, not a queue
-  const rt = await roundTrips(256, RATE, 8);
+  const RATE = 50; // calls/s in all: below the proxy's capacity here, so p50 shows per-call cost, not a queue
+  const rt = await roundTrips(256, RATE, 16);
   const drift = rt.records.reduce((m, r) => { m[r.drift?.class ?? 'none'] = (m[r.drift?.class ?? 'none'] ?? 0) + 1; return m; }, {});
   console.log(`round trip, 256 sessions at ${RATE} calls/s: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
   console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);

@@ -1,7 +1,5 @@
-import type { OutputEvent } from '../../contracts/engine';
 import type { ToolSpec } from '../../contracts/messages';
-import { newToolCallId } from '../../engine/chatml';
-import { ReasoningText } from './reasoning-text';
+import { taggedCallParser } from './tagged-calls';
 import type { ParserOptions, TextStreamParser } from './types';
 
 /** A parameter's value as its schema types it: strings stay text, other types are read as JSON. */
@@ -39,36 +37,5 @@ export function parseXmlCall(body: string, tools: readonly ToolSpec[] = []): { n
 
 /** Qwen3-Coder output: text, `<think>` reasoning, and XML tool calls inside `<tool_call>`. */
 export function qwen3CoderParser(options: ParserOptions): TextStreamParser {
-  const rt = new ReasoningText(options.startInReasoning);
-  let call: string | undefined;
-  const drain = (final: boolean): OutputEvent[] => {
-    const out: OutputEvent[] = [];
-    for (;;) {
-      if (call !== undefined) {
-        const { text, marker } = rt.scanner.next(['</tool_call>'], final);
-        call += text;
-        if (!marker) return out;
-        const parsed = parseXmlCall(call, options.tools);
-        out.push(parsed ? { type: 'tool_call', call: { type: 'tool_call', id: newToolCallId(), ...parsed } } : { type: 'text', text: `<tool_call>${call}</tool_call>` });
-        call = undefined;
-        rt.switchTo('text');
-        continue;
-      }
-      const markers = rt.mode === 'think' ? ['</think>'] : ['<think>', '<tool_call>'];
-      const { text, marker } = rt.scanner.next(markers, final);
-      out.push(...rt.emit(text));
-      if (!marker) return out;
-      if (marker === '<tool_call>') { out.push(...rt.close(1)); call = ''; }
-      else if (marker === '<think>') { out.push(...rt.close(0)); rt.switchTo('think'); }
-      else { out.push(...rt.close(Infinity)); rt.switchTo('text'); }
-    }
-  };
-  return {
-    feed: (text) => { rt.scanner.push(text); return drain(false); },
-    end: () => {
-      const out = drain(true);
-      if (call !== undefined) { out.push({ type: 'text', text: `<tool_call>${call}${rt.scanner.rest()}` }); call = undefined; }
-      return [...out, ...rt.flush()];
-    },
-  };
+  return taggedCallParser((body, o) => parseXmlCall(body, o.tools), options);
 }
