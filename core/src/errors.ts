@@ -39,6 +39,8 @@ export const ErrorCodes = {
   SANDBOX_UNSUPPORTED: 'CLAWGYM_SANDBOX_UNSUPPORTED',
   /** Building a task's image failed; the message names the build log. */
   IMAGE_BUILD_FAILED: 'CLAWGYM_IMAGE_BUILD_FAILED',
+  MODEL_FOLDER: 'CLAWGYM_MODEL_FOLDER',
+  TEMPLATE_FAILED: 'CLAWGYM_TEMPLATE_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -1,7 +1,23 @@
-import type { FinishReason, TokenIds } from './engine';
+import type { Drift, FinishReason, TokenIds } from './engine';
 
 /** The wire formats the serving proxy speaks. */
 export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses';
+
+/**
+ * What a record's logprobs are: `processed` — of the distribution the engine sampled from (after
+ * temperature and top-p: what importance weights need); `raw` — of the model's distribution
+ * before them (vLLM's default `--logprobs-mode raw_logprobs`); `unknown` — the engine does not say.
+ */
+export type LogprobsMeaning = 'processed' | 'raw' | 'unknown';
+
+/** The sampling settings of one call, as sent to the engine. */
+export interface SamplingRecord {
+  temperature: number;
+  topP: number;
+  /** Unset: no top-k (the engine's default of all tokens). */
+  topK?: number;
+  logprobs: LogprobsMeaning;
+}
 
 /** How a call's prompt ids were obtained. */
 export type PromptOrigin =
@@ -41,6 +57,10 @@ export interface ModelCallRecord {
   outputLogprobs: number[];
   finishReason: FinishReason;
   origin: PromptOrigin;
+  /** How the prompt relates to the template's render of the whole conversation, and why. */
+  drift?: Drift;
+  /** The sampling settings the output was generated with, and what `outputLogprobs` are. */
+  sampling?: SamplingRecord;
   policyVersion: number;
   /** Milliseconds since the epoch. */
   timings: { receivedAt: number; firstTokenAt?: number; finishedAt: number };

@@ -1,4 +1,4 @@
-import type { ChatTemplate, FinishReason, TokenIds } from '../contracts/engine';
+import type { ChatTemplate, Drift, FinishReason, TokenIds } from '../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
@@ -25,6 +25,8 @@ interface Entry {
 export interface PreparedPrompt {
   promptIds: TokenIds;
   origin: PromptOrigin;
+  /** How the prompt relates to the template's render of the whole conversation. */
+  drift: Drift;
   /** Remember the answer, so later calls can extend it. Call only for calls that completed. */
   commit(answer: { callIndex: number; outputIds: readonly number[]; finishReason: FinishReason; reply: CanonicalMessage }): void;
   /**
@@ -54,6 +56,8 @@ const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sa
 export class TitoLedger {
   private readonly entries: Entry[] = [];
   private readonly attempts: Attempt[] = [];
+  /** The template's per-session state for continuations (see ChatTemplate.continueFrom). */
+  private readonly memo: Record<string, unknown> = {};
 
   constructor(private readonly template: ChatTemplate) {}
 
@@ -64,13 +68,23 @@ export class TitoLedger {
     const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
     let buffer: IdBuffer;
     let origin: PromptOrigin;
+    let drift: Drift;
     if (retried) {
       buffer = 'buffer' in retried ? (retried as Entry).buffer : IdBuffer.of(retried.promptIds);
       origin = { kind: 'retry', of: retried.callIndex };
+      drift = { class: 'clean', reason: `the same messages as call ${retried.callIndex} (a retry): its prompt ids` };
     } else if (parent) {
       const suffix = messages.slice(parent.messages.length + 1);
       if (context && !sameContext(context, parent.context)) suffix.push(context);
-      const continuation = this.template.renderContinuation(suffix, parent.finishReason);
+      let continuation: number[];
+      if (this.template.continueFrom) {
+        const c = this.template.continueFrom({ messages: parent.messages, reply: parent.reply, tools: conversation.tools, outputIds: parent.outputIds, finishReason: parent.finishReason }, suffix, this.memo);
+        continuation = c.ids;
+        drift = { class: c.drift.class, reason: `extends call ${parent.callIndex}: ${c.drift.reason}` };
+      } else {
+        continuation = this.template.renderContinuation(suffix, parent.finishReason);
+        drift = { class: 'clean', reason: `extends call ${parent.callIndex} (the template renders each message on its own)` };
+      }
       // Extend the parent's buffer in place when the parent is its tip; otherwise branch off.
       buffer = parent.buffer.length === parent.promptIds.length ? parent.buffer : IdBuffer.of(parent.promptIds);
       buffer.append(parent.outputIds);
@@ -79,11 +93,13 @@ export class TitoLedger {
     } else {
       buffer = IdBuffer.of(this.template.render(conversation));
       origin = { kind: 'fork', reason: this.whyFork(messages, tools) };
+      drift = this.entries.length === 0 ? { class: 'clean', reason: 'first call of the session: rendered in full' } : { class: 'fork', reason: origin.reason };
     }
     const promptIds = retried ? retried.promptIds : buffer.view();
     return {
       promptIds,
       origin,
+      drift,
       commit: (answer) => {
         this.entries.push({
           callIndex: answer.callIndex, tools, messages, context, reply: answer.reply,

@@ -251,6 +251,8 @@ export class ServingProxy {
       responder.begin();
     }
 
+    const temperature = parsed.temperature ?? this.o.temperature;
+    const topP = parsed.topP ?? this.o.topP;
     const stopIds = new Set([...engine.chatTemplate.stopIds]);
     const parser = engine.chatTemplate.streamParser(parsed.conversation.tools);
     const events: OutputEvent[] = [];
@@ -263,7 +265,7 @@ export class ServingProxy {
     try {
       const tokens = withTokenTimeouts(engine, {
         promptIds: prepared.promptIds, sessionId: session.rolloutId, signal: abort.signal,
-        sampling: { maxTokens, temperature: parsed.temperature ?? this.o.temperature, topP: parsed.topP ?? this.o.topP },
+        sampling: { maxTokens, temperature, topP },
       }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort());
       for await (const t of tokens) {
         firstTokenAt ??= Date.now();
@@ -287,7 +289,8 @@ export class ServingProxy {
     const role = classifyCall(session, parsed);
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
-      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin,
+      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
+      sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
       policyVersion: engine.policyVersion(), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(role ? { role } : {}),
       ...(notes.length ? { notes } : {}),

@@ -35,6 +35,8 @@ export function samplingLogprobs(logits: Float32Array, temperature: number, topP
  */
 export class EmbeddedEngine implements Engine {
   readonly name = 'embedded';
+  /** Its logprobs are of the distribution each token was drawn from (temperature and top-p applied). */
+  readonly logprobs = 'processed' as const;
   private calls = 0;
   /**
    * Prompts prefilled lately, with the policy version they were read with: the samples of a
