@@ -48,6 +48,8 @@ export { buildTree, type BuildOptions, type RolloutInfo } from './tree/builder';
 export { applyFilters, removeDeadLeaves, keptLeaves, type FilterOptions } from './tree/filters';
 export { packTree, flattenBranches, type PackedTree, type FlatBranch } from './tree/pack';
 export { clippedTisLoss, policyLoss, valueLoss, type PolicyLossInput, type PolicyLossResult } from './train/policy-loss';
+export { treesToDatums, foldImportanceWeight, type BatchDatums } from './train/datums';
+export { datumStep } from './train/datum-step';
 export { buildStepTrees, computeStepAdvantages } from './tree/pipeline';
 export { drawTree } from './tree/draw';
 export { RolloutRunner, type RolloutJob, type RolloutReport, type RunnerOptions } from './rollout/runner';
