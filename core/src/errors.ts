@@ -33,6 +33,7 @@ export const ErrorCodes = {
   WORKSPACE_PATH_ESCAPE: 'CLAWGYM_WORKSPACE_PATH_ESCAPE',
   PROMPT_TOO_LONG: 'CLAWGYM_PROMPT_TOO_LONG',
   KERNELS_UNAVAILABLE: 'CLAWGYM_KERNELS_UNAVAILABLE',
+  TRAINER_SERVICE: 'CLAWGYM_TRAINER_SERVICE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -76,3 +76,8 @@ export { sftRun, type SftRunOptions } from './run/sft';
 export { metricsJsonlReporter, htmlReporter } from './report/reporters';
 export { tensorboardReporter, tensorboardDir } from './report/tensorboard/reporter';
 export type { HarnessSlot, RunTasks } from './rollout/tokens';
+export { TinkerServer, type TinkerServerOptions } from './tinker/server';
+export { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './tinker/trainer';
+export { TinkerEngine, TinkerEngineOptions, tinkerEngineProvider } from './tinker/engine';
+export { TinkerHttp, defaultRetry, type RetryOptions } from './tinker/http';
+export { TinkerModel } from './tinker/client';
