@@ -10,10 +10,24 @@ import type { SharedPolicy } from './policy';
 export class EmbeddedDatumTrainer implements DatumTrainer {
   /** Gradients accumulated by `forwardBackward` since the last `optimStep`. */
   pending: Params | undefined;
+  /**
+   * The passes of the last `forward`, by input tokens, at the weights they were read with: an RL
+   * step scores its datums (`forward`, for π_old) and then trains the same datums at the same
+   * weights (`forward_backward`), which then reuses them instead of computing them again.
+   */
+  private scored = new Map<string, { version: number; fwd: ForwardResult; logprobs: Float32Array }>();
 
   constructor(private readonly policy: SharedPolicy, private readonly applyAdam: (grads: Params, adam: AdamParams) => number) {}
 
-  private run(datum: Datum): { fwd: ForwardResult; logprobs: Float32Array; probs: Float32Array } {
+  /** Forget kept passes (the weights were replaced). */
+  clear(): void {
+    this.scored.clear();
+  }
+
+  private run(datum: Datum, keep = false): { fwd: ForwardResult; logprobs: Float32Array; probs: Float32Array } {
+    const key = `${datum.modelInput.join(',')}|${datum.targetTokens.join(',')}`;
+    const hit = this.scored.get(key);
+    if (hit && hit.version === this.policy.version) return { ...hit, probs: this.softmax(hit.fwd) };
     const n = datum.modelInput.length;
     if (datum.targetTokens.length !== n || datum.weights.length !== n) {
       throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `a datum has ${n} input tokens but ${datum.targetTokens.length} targets and ${datum.weights.length} weights`, { hint: 'target_tokens and weights need one entry per model_input token.' });
@@ -33,11 +47,26 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
       for (let v = 0; v < V; v++) probs[t * V + v] = Math.exp(fwd.logits[t * V + v]! - lse);
       logprobs[t] = fwd.logits[t * V + datum.targetTokens[t]!]! - lse;
     }
+    if (keep) this.scored.set(key, { version: this.policy.version, fwd, logprobs });
     return { fwd, logprobs, probs };
   }
 
+  private softmax(fwd: ForwardResult): Float32Array {
+    const V = this.policy.config.vocabSize;
+    const probs = new Float32Array(fwd.T * V);
+    for (let t = 0; t < fwd.T; t++) {
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) max = Math.max(max, fwd.logits[t * V + v]!);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(fwd.logits[t * V + v]! - max);
+      for (let v = 0; v < V; v++) probs[t * V + v] = Math.exp(fwd.logits[t * V + v]! - max) / sum;
+    }
+    return probs;
+  }
+
   async forward(data: readonly Datum[]): Promise<DatumPassResult> {
-    return { logprobs: data.map((d) => this.run(d).logprobs) };
+    this.scored.clear();
+    return { logprobs: data.map((d) => this.run(d, true).logprobs) };
   }
 
   async forwardBackward(data: readonly Datum[], loss: DatumLoss, config: DatumLossConfig = {}): Promise<DatumPassResult> {
@@ -71,6 +100,7 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
     this.pending = undefined;
     const gradNorm = this.applyAdam(grads, adam);
     this.policy.version++;
+    this.scored.clear();
     return { gradNorm };
   }
 }

@@ -248,6 +248,7 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   async load(dir: string, options: { weightsOnly?: boolean } = {}): Promise<void> {
+    this.datums.clear();
     const metaText = await readFile(join(dir, 'config.json'), 'utf8').catch(() => {
       throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `no checkpoint at ${dir} (expected config.json and model.safetensors there)`, { hint: `Make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option.` });
     });
