@@ -7,7 +7,7 @@
 // must agree within 2 standard errors of their difference, and a remote step may cost at most
 // 1.15× a local one (mean step seconds, rollouts included).
 //
-//   npm run bench:remote                         20 steps, 200 held-out tasks each
+//   npm run bench:remote                         10 steps, 150 held-out tasks each (about 8 minutes on 2 cores)
 //   BENCH_REMOTE_STEPS=10 BENCH_REMOTE_EVAL=100 npm run bench:remote
 const { spawn } = require('node:child_process');
 const { mkdtempSync, readFileSync } = require('node:fs');
@@ -37,7 +37,9 @@ function measure(runDir) {
   const before = at(evals[0]);
   const after = at(evals[evals.length - 1]);
   const gain = diff(after, before);
-  return { before, after, gain: gain.d, se: gain.se, steps: steps.length, stepSeconds: steps.reduce((s, e) => s + e.values.seconds, 0) / steps.length };
+  const mean = (f) => steps.reduce((s, e) => s + f(e.values), 0) / steps.length;
+  // The update: the step without its rollouts (advantages, the trainer step, publishing, the checkpoint).
+  return { before, after, gain: gain.d, se: gain.se, steps: steps.length, stepSeconds: mean((v) => v.seconds), updateSeconds: mean((v) => v.seconds - v['seconds/rollouts']) };
 }
 
 async function train(config, name, env = {}) {
@@ -65,9 +67,10 @@ async function train(config, name, env = {}) {
   const se = Math.sqrt(local.se ** 2 + remote.se ** 2);
   const sigmas = se > 0 ? Math.abs(remote.gain - local.gain) / se : 0;
   const ratio = remote.stepSeconds / local.stepSeconds;
+  const updateRatio = remote.updateSeconds / local.updateSeconds;
   const pct = (x) => `${(100 * x).toFixed(1)}%`;
-  console.log(`local:  ${pct(local.before.p)} -> ${pct(local.after.p)} (n=${local.after.n}), gain ${(100 * local.gain).toFixed(1)} ± ${(100 * local.se).toFixed(1)} points, ${local.stepSeconds.toFixed(2)} s/step`);
-  console.log(`remote: ${pct(remote.before.p)} -> ${pct(remote.after.p)} (n=${remote.after.n}), gain ${(100 * remote.gain).toFixed(1)} ± ${(100 * remote.se).toFixed(1)} points, ${remote.stepSeconds.toFixed(2)} s/step`);
+  console.log(`local:  ${pct(local.before.p)} -> ${pct(local.after.p)} (n=${local.after.n}), gain ${(100 * local.gain).toFixed(1)} ± ${(100 * local.se).toFixed(1)} points, ${local.stepSeconds.toFixed(2)} s/step (update ${local.updateSeconds.toFixed(2)} s)`);
+  console.log(`remote: ${pct(remote.before.p)} -> ${pct(remote.after.p)} (n=${remote.after.n}), gain ${(100 * remote.gain).toFixed(1)} ± ${(100 * remote.se).toFixed(1)} points, ${remote.stepSeconds.toFixed(2)} s/step (update ${remote.updateSeconds.toFixed(2)} s)`);
   console.log(`${local.steps} steps each, ${((Date.now() - t0) / 60000).toFixed(1)} min in all; gains differ by ${sigmas.toFixed(2)} standard errors (must be < 2); remote/local step time ${ratio.toFixed(3)} (must be <= 1.15)`);
-  console.log(`RESULT remote pass1_gain_local=${local.gain.toFixed(3)} pass1_gain_remote=${remote.gain.toFixed(3)} gain_diff_sigmas=${sigmas.toFixed(2)} step_time_ratio=${ratio.toFixed(3)} steps=${local.steps} held_out=${local.after.n}`);
+  console.log(`RESULT remote pass1_gain_local=${local.gain.toFixed(3)} pass1_gain_remote=${remote.gain.toFixed(3)} gain_diff_sigmas=${sigmas.toFixed(2)} step_time_ratio=${ratio.toFixed(3)} update_time_ratio=${updateRatio.toFixed(3)} steps=${local.steps} held_out=${local.after.n}`);
 })().catch((e) => { console.error(e); process.exit(1); });

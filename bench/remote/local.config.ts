@@ -12,5 +12,5 @@ export default {
   ...base,
   name: 'bench-remote-local',
   engine: { ...engine, options: { ...engine.options, checkpoint: join(repo, 'checkpoints', 'cold-start') } },
-  run: { ...base.run, outDir: process.env.BENCH_REMOTE_OUT ?? join(repo, 'runs'), steps: Number(process.env.BENCH_REMOTE_STEPS ?? 20), evalTasks: Number(process.env.BENCH_REMOTE_EVAL ?? 200) },
+  run: { ...base.run, outDir: process.env.BENCH_REMOTE_OUT ?? join(repo, 'runs'), steps: Number(process.env.BENCH_REMOTE_STEPS ?? 10), evalTasks: Number(process.env.BENCH_REMOTE_EVAL ?? 150) },
 };

@@ -231,7 +231,7 @@ export class TinkerServer {
     return f.result;
   }
 
-  /** `asample` from the weights `save_weights_for_sampler` published last (or the base model). */
+  /** `asample` from the weights `save_weights_for_sampler` published last, or the base model while the weights are still it. */
   private sample(b: Record<string, any>): { future_id: string; status: string; request_id: string } {
     const engine = this.o.engine;
     if (!engine) throw new HttpError(400, 'this trainer service has no engine to sample with');
@@ -245,6 +245,8 @@ export class TinkerServer {
       const canonical = `tinker://${p.modelId}/${p.checkpoint}`;
       // The embedded engine samples the trainer's own weights: only the newest published ones are them.
       if (!this.latestSampler || this.latestSampler.path !== canonical) throw new HttpError(400, `Checkpoint ${b.model_path} is not the newest sampler checkpoint; this server samples only ${this.latestSampler?.path ?? 'the base model'}`);
+    } else if (this.o.trainer.policyVersion() > 0) {
+      throw new HttpError(400, `the base model is no longer what this server's weights are (they were trained ${this.o.trainer.policyVersion()} steps); sample ${this.latestSampler?.path ?? 'a save_weights_for_sampler checkpoint'}`);
     }
     const prompt = Int32Array.from(inputTokens(b.prompt as WireModelInput));
     const stops = Array.isArray(sp.stop) && sp.stop.every((x: unknown) => typeof x === 'number') ? sp.stop as number[] : [];
