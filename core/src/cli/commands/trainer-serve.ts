@@ -24,7 +24,7 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000) });
   const url = await server.start();
   io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
-    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
+    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
   const stopped = new AbortController();
   const remove = onInterrupt(stopped, (s) => io.out(s));
   io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
@@ -54,7 +54,8 @@ load_weights, save_weights_for_sampler, asample, retrieve_future.
 Example:
   clawgym trainer serve --port 8000 &
   # clawgym.config.ts of the run:
-  #   trainer: { use: 'tinker', options: { baseUrl: 'http://127.0.0.1:8000', checkpointsDir: 'runs/trainer-serve' } }`)
+  #   trainer: { use: 'tinker', options: { baseUrl: 'http://127.0.0.1:8000', loraRank: 0, checkpointsDir: 'runs/trainer-serve' } }
+  #   (the embedded trainer trains all weights: loraRank 0 says so; checkpointsDir lets engine 'embedded' load them)`)
     .exitOverride().configureOutput(out)
     .action(async (opts: TrainerServeOptions) => trainerServe(opts, io));
 }
