@@ -19,6 +19,9 @@ export const defaultRetry: RetryOptions = { attempts: 6, baseDelayMs: 500, maxDe
 /** Statuses worth another try: the service is busy, restarting or timed out. */
 const transient = (status: number) => status === 408 || status === 429 || status >= 500;
 
+/** Longer than SkyRL's RETRIEVE_FUTURE_TIMEOUT_SECONDS (300, `skyrl/tinker/api.py`). */
+const RETRIEVE_WAIT_MS = 330_000;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A failed HTTP exchange, with the status when there was one. */
@@ -53,14 +56,14 @@ export class TinkerHttp {
     return `${this.baseUrl.replace(/\/+$/, '')}${route}`;
   }
 
-  private async once(method: 'GET' | 'POST', route: string, body?: unknown): Promise<unknown> {
+  private async once(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs = this.retry.requestTimeoutMs): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     // Hosted Tinker takes the key as X-API-Key; proxies in front of SkyRL commonly want a bearer token.
     if (this.apiKey) { headers['x-api-key'] = this.apiKey; headers.authorization = `Bearer ${this.apiKey}`; }
     let res: Response;
     try {
-      res = await this.fetchImpl(this.url(route), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.retry.requestTimeoutMs) });
+      res = await this.fetchImpl(this.url(route), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
     } catch (e) {
       const { cause } = (e ?? {}) as { cause?: unknown };
       throw new HttpFailure(`${messageOf(e)}${cause ? ` (${messageOf(cause)})` : ''}`);
@@ -84,11 +87,11 @@ export class TinkerHttp {
   }
 
   /** One request, retried while the failure is transient. */
-  async call<T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
+  async call<T>(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs?: number): Promise<T> {
     let delay = this.retry.baseDelayMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.once(method, route, body)) as T;
+        return (await this.once(method, route, body, timeoutMs)) as T;
       } catch (e) {
         const f = e as HttpFailure;
         const retriable = f.status === undefined || transient(f.status);
@@ -110,7 +113,8 @@ export class TinkerHttp {
     const deadline = Date.now() + this.retry.futureTimeoutMs;
     for (;;) {
       try {
-        return await this.post<T>('/api/v1/retrieve_future', { request_id: future.request_id });
+        // SkyRL holds a retrieve_future up to 300 s before its 408: wait longer than that for the answer.
+        return await this.call<T>('POST', '/api/v1/retrieve_future', { request_id: future.request_id }, Math.max(this.retry.requestTimeoutMs, RETRIEVE_WAIT_MS));
       } catch (e) {
         const cause = (e as ClawGymError).cause as HttpFailure | undefined;
         if (cause?.status === 408 && Date.now() < deadline) continue;

@@ -2,11 +2,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { AdamParams } from '../contracts/datum';
-import type { Trainer, TrainerBatch, TrainerProvider, TrainMetrics } from '../contracts/trainer';
+import type { SupervisedStepOptions, Trainer, TrainerBatch, TrainerProvider, TrainMetrics } from '../contracts/trainer';
+import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { PublishedWeights } from '../contracts/weights';
 import { parseWithSchema } from '../config/validate';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { datumStep } from '../train/datum-step';
+import { treesToDatums } from '../train/datums';
 import { TinkerModel } from './client';
 import { defaultRetry, TinkerHttp } from './http';
 import { parseTinkerPath } from './wire';
@@ -74,9 +76,9 @@ export class TinkerTrainer implements Trainer {
   policyVersion(): number { return this.steps; }
 
   /** Adam of the next optimiser step: linear warm-up, then constant (as the embedded trainer's). */
-  private adam(): AdamParams {
+  private adam(lr = this.o.optimizer.lr): AdamParams {
     const p = this.o.optimizer;
-    return { learningRate: p.lr * Math.min(1, (this.steps + 1) / Math.max(1, p.warmupSteps)), beta1: p.beta1, beta2: p.beta2, eps: p.eps, weightDecay: p.weightDecay, gradClipNorm: p.gradClip };
+    return { learningRate: lr * Math.min(1, (this.steps + 1) / Math.max(1, p.warmupSteps)), beta1: p.beta1, beta2: p.beta2, eps: p.eps, weightDecay: p.weightDecay, gradClipNorm: p.gradClip };
   }
 
   async step(batch: TrainerBatch): Promise<TrainMetrics> {
@@ -86,6 +88,21 @@ export class TinkerTrainer implements Trainer {
       optimStep: async (adam) => { const r = await this.model.optimStep(adam); this.steps++; return r; },
     }, batch, () => this.adam());
     return { ...metrics, lr: this.adam().learningRate };
+  }
+
+  /**
+   * One supervised step over the API: every kept generated token once (datums as for RL), the
+   * `cross_entropy` loss with weights 1/N (a token mean, as the embedded trainer's), one `optim_step`.
+   */
+  async supervisedStep(trees: readonly RolloutTree[], options: SupervisedStepOptions = {}): Promise<{ loss: number; tokens: number; gradNorm: number }> {
+    const ones: AdvantageResult = { algorithm: 'sft', metrics: {}, advantages: new Map(trees.map((t) => [t.rolloutId, new Map(t.nodes.filter((n) => n.kind === 'generated' && !n.removedBy).map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))])) };
+    const d = treesToDatums(trees, ones);
+    const scale = d.trainedTokens > 0 ? 1 / d.trainedTokens : 0;
+    const data = d.datums.map((x) => ({ modelInput: x.modelInput, targetTokens: x.targetTokens, weights: x.weights.map((w) => w * scale) }));
+    const { loss } = await this.model.forwardBackward(data, 'cross_entropy');
+    const { gradNorm } = await this.model.optimStep(this.adam(options.lr));
+    this.steps++;
+    return { loss: loss ?? 0, tokens: d.trainedTokens, gradNorm };
   }
 
   async publishWeights(): Promise<PublishedWeights> {

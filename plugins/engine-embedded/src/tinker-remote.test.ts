@@ -102,6 +102,19 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
     expect(Math.max(...x.map((v, i) => Math.abs(v - y[i]!)))).toBeLessThan(4.1 * optimizer.lr);
   });
 
+  it('a supervised step over the API (cross_entropy, weights 1/N) is the embedded trainer\'s supervised step', async () => {
+    const local = new SharedPolicy(config, cpuKernels(), 5);
+    const a = await new EmbeddedTrainer(local, { ...optimizer, valueLrScale: 1 }).supervisedStep(trees, { lr: 2e-3 });
+    const { url, policy } = await serve();
+    const b = await (await client(url)).supervisedStep(trees, { lr: 2e-3 });
+    expect(b.tokens).toBe(a.tokens);
+    expect(b.loss).toBeCloseTo(a.loss, 4);
+    expect(b.gradNorm).toBeCloseTo(a.gradNorm, 4);
+    const x = params(local);
+    const y = params(policy);
+    expect(x.filter((v, i) => Math.abs(v - y[i]!) > 1e-5).length / x.length).toBeLessThan(0.002);
+  });
+
   it('publishes weights an embedded engine here loads, and the tinker engine samples them on the service', async () => {
     const { url, policy, dataDir } = await serve();
     const remote = await client(url, { checkpointsDir: dataDir });
