@@ -160,6 +160,7 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       expect(m.loss).toBeCloseTo(-0.3, 6); // the sum of elementwise_loss: SkyRL sends no loss metric
       expect(m.mismatchAbsLogp).toBeCloseTo(0.5, 6);
       expect(m.tokens).toBe(3);
+      expect(m).not.toHaveProperty('gradNorm'); // OptimStepOutput.metrics was null
       expect(published).toEqual({ path: 'tinker://model_1234abcd/step-1', version: 1, kind: 'lora' });
       expect(JSON.parse(readFileSync(join(dir, 'tinker.json'), 'utf8'))).toMatchObject({ modelId: 'model_1234abcd', statePath: 'tinker://model_1234abcd/weights/state-1', optimizerSteps: 1 });
       expect(trainer.policyVersion()).toBe(1);

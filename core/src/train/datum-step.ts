@@ -48,5 +48,6 @@ export async function datumStep(ops: DatumTrainer, batch: TrainerBatch, adam: (e
     ({ gradNorm } = await ops.optimStep(adam(e)));
   }
   const n = d.trainedTokens || 1;
-  return { loss: firstLoss, mismatchAbsLogp: absLogp / n, mismatchKl: kl / n, clipFraction: clipped / n, tokens: d.trainedTokens, gradNorm, datums: d.datums.length, ...(epochs > 1 ? { epochs } : {}) };
+  // SkyRL's optim_step reports no gradient norm: leave it out rather than log NaN.
+  return { loss: firstLoss, mismatchAbsLogp: absLogp / n, mismatchKl: kl / n, clipFraction: clipped / n, tokens: d.trainedTokens, ...(Number.isFinite(gradNorm) ? { gradNorm } : {}), datums: d.datums.length, ...(epochs > 1 ? { epochs } : {}) };
 }

@@ -182,6 +182,21 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
     expect(await res.json()).toEqual({ detail: 'Training request sequence number was reused' });
   });
 
+  it('a save whose answer was lost: the retry\'s 409 "already exists" means our checkpoint is there', async () => {
+    const { url, dataDir } = await serve();
+    let dropped = 0;
+    const proxy = await faultProxy(url, (route) => (route === '/api/v1/save_weights_for_sampler' && dropped++ === 0 ? 'drop-response' : 'pass'));
+    cleanups.push(proxy.close);
+    const remote = await client(proxy.url, { checkpointsDir: dataDir });
+    await remote.step(batch);
+    const published = await remote.publishWeights();
+    expect(dropped).toBe(2);
+    expect(published.path).toBe(join(dataDir, remote.modelId, 'sampler_weights', 'step-1'));
+    const mine = new SharedPolicy(config, cpuKernels(), 99);
+    await new EmbeddedEngine(mine, tokenizer, chatTemplate, 1).syncWeights(published);
+    expect(mine.version).toBe(1);
+  });
+
   it('retries a service that answers 503 or too slowly, with backoff, and then goes on', async () => {
     const { url, policy } = await serve();
     let busy = 0;
