@@ -6,6 +6,8 @@ import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
 import { ScriptedEngine, type ScriptedTurn } from './engine/scripted';
 import { createTokenIdEngine } from './engine/token-id-client';
+import { tinkerEngineProvider } from './tinker/engine';
+import { tinkerTrainerProvider } from './tinker/trainer';
 import { localSandboxProvider } from './sandbox/local';
 import { cpuKernels } from './kernels/cpu';
 import { htmlReporter } from './report/reporters';
@@ -99,6 +101,8 @@ export const builtins = definePlugin({
     api.provide.engine(scripted);
     api.provide.engine(tokenIdProvider('vllm'));
     api.provide.engine(tokenIdProvider('sglang'));
+    api.provide.engine(tinkerEngineProvider);
+    api.provide.trainer(tinkerTrainerProvider);
     api.provide.sandbox(checkedLocalSandbox((m) => api.log.warn(m)));
     api.provide.kernels(cpuKernels());
     api.provide.reporter(tensorboardReporter());

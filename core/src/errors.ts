@@ -41,6 +41,7 @@ export const ErrorCodes = {
   IMAGE_BUILD_FAILED: 'CLAWGYM_IMAGE_BUILD_FAILED',
   MODEL_FOLDER: 'CLAWGYM_MODEL_FOLDER',
   TEMPLATE_FAILED: 'CLAWGYM_TEMPLATE_FAILED',
+  TRAINER_SERVICE: 'CLAWGYM_TRAINER_SERVICE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

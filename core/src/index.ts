@@ -48,6 +48,8 @@ export { buildTree, type BuildOptions, type RolloutInfo } from './tree/builder';
 export { applyFilters, removeDeadLeaves, keptLeaves, type FilterOptions } from './tree/filters';
 export { packTree, flattenBranches, type PackedTree, type FlatBranch } from './tree/pack';
 export { clippedTisLoss, policyLoss, valueLoss, type PolicyLossInput, type PolicyLossResult } from './train/policy-loss';
+export { treesToDatums, foldImportanceWeight, type BatchDatums } from './train/datums';
+export { datumStep } from './train/datum-step';
 export { buildStepTrees, computeStepAdvantages } from './tree/pipeline';
 export { drawTree } from './tree/draw';
 export { RolloutRunner, type RolloutJob, type RolloutReport, type RunnerOptions } from './rollout/runner';
@@ -81,3 +83,8 @@ export { JinjaChatTemplate, type JinjaTemplateOptions, type ContinuationMemo, ty
 export { toTemplateMessages, templateTools, type TemplateMessage } from './model/template-messages';
 export { detectFamily, FAMILIES, type Family } from './model/families';
 export { driftStats, driftSummary } from './rollout/drift-stats';
+export { TinkerServer, type TinkerServerOptions } from './tinker/server';
+export { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './tinker/trainer';
+export { TinkerEngine, TinkerEngineOptions, tinkerEngineProvider } from './tinker/engine';
+export { TinkerHttp, defaultRetry, type RetryOptions } from './tinker/http';
+export { TinkerModel } from './tinker/client';

@@ -10,6 +10,7 @@ import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
 import { doctorCommand } from './commands/doctor';
 import { templateCommand, type TemplateCliOptions } from './commands/template';
+import { trainerCommands } from './commands/trainer-serve';
 import { writeReport } from '../report/report';
 import { resolve } from 'node:path';
 import type { LiveStream } from './live';
@@ -104,6 +105,8 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('--fresh', 'start from random weights even if the config names a checkpoint (to remake it)')
     .option('--reuse-demos', 'train on the demonstrations the last sft of this name played (runs/<name>/demos) instead of playing them again')
     .action(async (opts: SftOptions) => sft(opts, io));
+
+  trainerCommands(program, io, configOption);
 
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')

@@ -1,7 +1,9 @@
-import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, Tokenizer } from '@clawgym/core';
+import { join } from 'node:path';
+import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, PublishedWeights, Tokenizer } from '@clawgym/core';
 import { ClawGymError, ErrorCodes, Rng } from '@clawgym/core';
 import { KvDecoder } from './decode';
 import type { SharedPolicy } from './policy';
+import { loadSafetensors } from './safetensors';
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -57,6 +59,28 @@ export class EmbeddedEngine implements Engine {
 
   policyVersion(): number {
     return this.policy.version;
+  }
+
+  /**
+   * Load weights a trainer in another process published (`clawgym trainer serve`'s
+   * `save_weights_for_sampler` folder, seen here through the tinker trainer's `checkpointsDir`).
+   * Without them the trainer shares this engine's weights in process: nothing to do.
+   */
+  async syncWeights(weights?: PublishedWeights): Promise<void> {
+    if (!weights) return;
+    if (/^[a-z]+:\/\//.test(weights.path)) {
+      throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `the embedded engine loads published weights from a local folder, not ${weights.path}`, { hint: 'Set the tinker trainer\'s checkpointsDir to the folder `clawgym trainer serve --data` writes to, or use engine "tinker" to sample on the service.' });
+    }
+    const file = join(weights.path, 'model.safetensors');
+    const { tensors } = await loadSafetensors(file).catch((cause: unknown) => {
+      throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `no published weights at ${file}`, { cause, hint: 'Is checkpointsDir the trainer service\'s data folder, on this machine?' });
+    });
+    for (const [name, p] of this.policy.model.params) {
+      const t = tensors.get(name);
+      if (!t || t.data.length !== p.length) throw new ClawGymError(ErrorCodes.CHECKPOINT_MISMATCH, `published weights ${weights.path} do not fit this engine's model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`, { hint: 'Give the engine the model options the trainer service was started with.' });
+      p.set(t.data);
+    }
+    this.policy.version = weights.version;
   }
 
   async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
