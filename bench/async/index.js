@@ -3,7 +3,7 @@
 // default config (cold-start checkpoint, embedded model, vocab-upper tasks, GRPO) with its engine
 // served by two `clawgym engine serve` replicas (the SGLang protocol; weights synced from disk
 // after every step) and agentloop tools that each wait a random 0.2–2 s, trained twice in this
-// one invocation on the same replicas: the synchronous loop, then `run.async: { maxStaleness: 2 }`.
+// one invocation (fresh replicas for each): the synchronous loop, then `run.async: { maxStaleness: 2 }`.
 // Each run's held-out Pass@1 is measured before its first step and after its last (the same
 // test tasks); throughput and trainer idle time come from the steps' metrics.
 //
@@ -33,7 +33,13 @@ async function replica() {
   return { ...r, url: m[1] };
 }
 
-async function train(mode, replicas) {
+async function train(mode) {
+  // Fresh replicas for each run: both start from the default config's checkpoint.
+  const replicas = [await replica(), await replica()];
+  try { return await trainOn(mode, replicas); } finally { for (const r of replicas) r.child.kill('SIGTERM'); }
+}
+
+async function trainOn(mode, replicas) {
   const name = `bench-async-${mode}-${stamp}`;
   const env = { BENCH_ASYNC_REPLICAS: replicas.map((r) => r.url).join(','), ...(mode === 'async' ? { BENCH_ASYNC_STALENESS: '2' } : {}) };
   const t0 = Date.now();
@@ -64,10 +70,9 @@ async function train(mode, replicas) {
 }
 
 (async () => {
-  const replicas = [await replica(), await replica()];
-  try {
-    const sync = await train('sync', replicas);
-    const asy = await train('async', replicas);
+  {
+    const sync = await train('sync');
+    const asy = await train('async');
     for (const r of [sync, asy]) {
       console.log(`${r.mode}: ${r.steps} steps in ${r.minutes.toFixed(1)} min; ${r.rolloutsPerMin.toFixed(1)} rollouts/min; trainer idle ${(100 * r.idle).toFixed(0)}%; trained ${r.trained}, infra ${r.infra}, dropped as stale ${r.dropped}, max staleness trained ${r.maxStaleness}; held-out Pass@1 ${(100 * r.before.p).toFixed(1)}% -> ${(100 * r.after.p).toFixed(1)}% (gain ${(100 * r.gain.d).toFixed(1)} ± ${(100 * r.gain.se).toFixed(1)} points, n=${r.after.n}); ${r.runDir}`);
     }
@@ -75,7 +80,5 @@ async function train(mode, replicas) {
     const gap = diff({ p: asy.gain.d, se: asy.gain.se }, { p: sync.gain.d, se: sync.gain.se });
     console.log(`speedup ${speedup.toFixed(2)}x (target >= 1.3); async gain minus sync gain ${(100 * gap.d).toFixed(1)} ± ${(100 * gap.se).toFixed(1)} points (must not be 2 SE below)`);
     console.log(`RESULT async rollouts_per_min_sync=${sync.rolloutsPerMin.toFixed(1)} rollouts_per_min_async=${asy.rolloutsPerMin.toFixed(1)} trainer_idle_sync=${sync.idle.toFixed(3)} trainer_idle_async=${asy.idle.toFixed(3)} speedup=${speedup.toFixed(2)} pass1_gain_sync=${sync.gain.d.toFixed(3)} pass1_gain_async=${asy.gain.d.toFixed(3)}`);
-  } finally {
-    for (const r of replicas) r.child.kill('SIGTERM');
   }
 })().catch((err) => { console.error(err.message); process.exit(1); });

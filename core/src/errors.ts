@@ -34,6 +34,15 @@ export const ErrorCodes = {
   WORKSPACE_PATH_ESCAPE: 'CLAWGYM_WORKSPACE_PATH_ESCAPE',
   PROMPT_TOO_LONG: 'CLAWGYM_PROMPT_TOO_LONG',
   KERNELS_UNAVAILABLE: 'CLAWGYM_KERNELS_UNAVAILABLE',
+  /** A task (or a task folder) that cannot be loaded: names the file, line and column. */
+  TASK_INVALID: 'CLAWGYM_TASK_INVALID',
+  /** A task needs something the configured sandbox provider cannot give (its own image). */
+  SANDBOX_UNSUPPORTED: 'CLAWGYM_SANDBOX_UNSUPPORTED',
+  /** Building a task's image failed; the message names the build log. */
+  IMAGE_BUILD_FAILED: 'CLAWGYM_IMAGE_BUILD_FAILED',
+  MODEL_FOLDER: 'CLAWGYM_MODEL_FOLDER',
+  TEMPLATE_FAILED: 'CLAWGYM_TEMPLATE_FAILED',
+  TRAINER_SERVICE: 'CLAWGYM_TRAINER_SERVICE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

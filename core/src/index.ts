@@ -3,7 +3,7 @@
  * every plugin kind implements, config loading, and the `clawgym` CLI.
  */
 export * from './contracts';
-export { ClawGymError, ErrorCodes, isClawGymError, type ErrorCode } from './errors';
+export { ClawGymError, ErrorCodes, isClawGymError, messageOf, type ErrorCode } from './errors';
 export { CORE_VERSION } from './version';
 export {
   createHooks, HOOK_NAMES, HookStage,
@@ -48,6 +48,8 @@ export { buildTree, type BuildOptions, type RolloutInfo } from './tree/builder';
 export { applyFilters, removeDeadLeaves, keptLeaves, type FilterOptions } from './tree/filters';
 export { packTree, flattenBranches, type PackedTree, type FlatBranch } from './tree/pack';
 export { clippedTisLoss, policyLoss, valueLoss, type PolicyLossInput, type PolicyLossResult } from './train/policy-loss';
+export { treesToDatums, foldImportanceWeight, type BatchDatums } from './train/datums';
+export { datumStep } from './train/datum-step';
 export { buildStepTrees, computeStepAdvantages } from './tree/pipeline';
 export { drawTree } from './tree/draw';
 export { RolloutRunner, type RolloutJob, type RolloutReport, type RunnerOptions } from './rollout/runner';
@@ -58,7 +60,7 @@ export { cpuKernels, type CpuKernelOptions } from './kernels/cpu';
 export { referenceKernels } from './kernels/reference';
 export { evaluate, summarize, type EvalOptions, type EvalReport, type EvalRow } from './eval/evaluate';
 export { oracleEngine, nullEngine } from './eval/oracle';
-export { harnessResult, installRootOf } from './harness-helpers';
+export { harnessResult, installRootOf, lastUserText, systemText } from './harness-helpers';
 export { newToolCallId } from './engine/chatml';
 export { oracleOf } from './eval/oracle';
 export { splitOf, pickSplit, hashUnit, type SplitOptions } from './tasks/split';
@@ -74,3 +76,15 @@ export { sftRun, type SftRunOptions } from './run/sft';
 export { metricsJsonlReporter, htmlReporter } from './report/reporters';
 export { tensorboardReporter, tensorboardDir } from './report/tensorboard/reporter';
 export type { HarnessSlot, RunTasks } from './rollout/tokens';
+export { loadChatModel, type ChatModel, type ChatModelOptions } from './model/load';
+export { loadModelFolder, type ModelFolder } from './model/folder';
+export { HfTokenizer } from './model/hf-tokenizer';
+export { JinjaChatTemplate, type JinjaTemplateOptions, type ContinuationMemo, type Rendered } from './model/jinja-template';
+export { toTemplateMessages, templateTools, type TemplateMessage } from './model/template-messages';
+export { detectFamily, FAMILIES, type Family } from './model/families';
+export { driftStats, driftSummary } from './rollout/drift-stats';
+export { TinkerServer, type TinkerServerOptions } from './tinker/server';
+export { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './tinker/trainer';
+export { TinkerEngine, TinkerEngineOptions, tinkerEngineProvider } from './tinker/engine';
+export { TinkerHttp, defaultRetry, type RetryOptions } from './tinker/http';
+export { TinkerModel } from './tinker/client';

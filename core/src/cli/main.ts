@@ -10,6 +10,8 @@ import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
 import { doctorCommand } from './commands/doctor';
 import { engineServe, type EngineServeOptions } from './commands/engine-serve';
+import { templateCommand, type TemplateCliOptions } from './commands/template';
+import { trainerCommands } from './commands/trainer-serve';
 import { writeReport } from '../report/report';
 import { resolve } from 'node:path';
 import type { LiveStream } from './live';
@@ -89,6 +91,13 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('-r, --rollout <id>', 'one rollout, call by call')
     .option('--json', 'print JSON')
     .action(async (run: string, opts: { rollout?: string; json?: boolean }) => inspect(run, opts, io));
+  command('template', 'render a request with a model folder\'s tokenizer and chat template as the proxy would ({"text", "ids"}), or parse generated ids back')
+    .argument('[request]', 'a request body (JSON file; OpenAI Chat by default)')
+    .requiredOption('-m, --model <folder>', 'the model\'s Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template)')
+    .option('--parse <ids>', 'a JSON file of generated ids: print the message the harness would receive')
+    .addOption(new Option('--format <format>', 'wire format of the request').choices(['openai-chat', 'anthropic', 'openai-responses']).default('openai-chat'))
+    .option('--kwargs <json>', 'template variables, e.g. \'{"enable_thinking": false}\'')
+    .action(async (request: string | undefined, opts: TemplateCliOptions) => templateCommand(request, opts, io));
   command('report', 'write a self-contained HTML report of a run (plots of reward, held-out Pass@1, trees, mismatch, throughput)')
     .argument('<run>', 'run directory (e.g. runs/default)')
     .action(async (run: string) => { io.out(`${await writeReport(resolve(io.cwd, run))}\n`); });
@@ -105,6 +114,8 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('--fresh', 'start from random weights even if the config names a checkpoint (to remake it)')
     .option('--reuse-demos', 'train on the demonstrations the last sft of this name played (runs/<name>/demos) instead of playing them again')
     .action(async (opts: SftOptions) => sft(opts, io));
+
+  trainerCommands(program, io, configOption);
 
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')

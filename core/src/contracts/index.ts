@@ -7,6 +7,7 @@ export * from './task';
 export * from './tree';
 export * from './trainer';
 export * from './weights';
+export * from './datum';
 export * from './algorithm';
 export * from './kernels';
 export * from './reporter';

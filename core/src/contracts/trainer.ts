@@ -1,3 +1,4 @@
+import type { DatumTrainer } from './datum';
 import type { PublishedWeights } from './weights';
 import type { ProviderContext } from './engine';
 import type { PolicyLoss } from './policy-loss';
@@ -60,6 +61,8 @@ export interface Trainer {
    * engine shares their weights in process may leave it out (or resolve to undefined).
    */
   publishWeights?(): Promise<PublishedWeights | undefined>;
+  /** The Tinker operations on datums, for trainers that serve them (`clawgym trainer serve`). */
+  readonly datums?: DatumTrainer;
   save(dir: string): Promise<void>;
   /**
    * Restore a checkpoint. A run's own checkpoint restores everything (weights, optimiser, step

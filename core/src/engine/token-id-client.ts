@@ -35,6 +35,12 @@ export interface TokenIdEngineOptions {
   fetch?: typeof fetch;
   /** The server's context (vLLM's `max_model_len`), when known: see {@link Engine.contextLength}. */
   contextLength?: number;
+  /**
+   * What the server's logprobs are: `raw` (vLLM's default `--logprobs-mode raw_logprobs`, before
+   * temperature/top-p) or `processed` (`--logprobs-mode processed_logprobs`, what importance
+   * weights need). Recorded with every call; default `raw`.
+   */
+  logprobs?: 'processed' | 'raw';
 }
 
 /** What one SSE chunk carries: the tokens new in it, and whether generation ended. */
@@ -370,6 +376,7 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
     tokenizer: options.tokenizer,
     chatTemplate,
     policyVersion: (sessionId?: string) => (sessionId !== undefined ? served.get(sessionId) : undefined) ?? set.minVersion(),
+    logprobs: options.logprobs ?? 'raw',
     ...(options.contextLength === undefined ? {} : { contextLength: options.contextLength }),
     generate,
     syncWeights,

@@ -152,6 +152,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
       scope.register(Tokens.ProxySocket, { useValue: join(runDir, 'proxy.sock') });
       return scope;
     },
-    dispose: () => kernel.dispose(),
+    // Providers that keep things between sandboxes (Docker's warm pool) release them first.
+    dispose: async () => { await sandboxes.close?.().catch(() => undefined); await kernel.dispose(); },
   };
 }

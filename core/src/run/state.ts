@@ -8,7 +8,14 @@ import { ClawGymError, ErrorCodes } from '../errors';
  * asynchronous mode also the rollout groups (units) already trained or dropped, and how often
  * each unit was started (a restarted unit gets fresh rollout ids).
  */
-export interface RunState { step: number; stepStarts: Record<string, number>; unitsDone?: number[]; unitStarts?: Record<string, number> }
+export interface RunState {
+  step: number;
+  stepStarts: Record<string, number>;
+  unitsDone?: number[];
+  unitStarts?: Record<string, number>;
+  /** The units a step trained on, written before its checkpoint: done once the step is (even when the state lagged the checkpoint). */
+  pendingUnits?: { step: number; units: number[] };
+}
 
 /**
  * A run's `state.json`. Written beside, then renamed over, so a kill mid-write never leaves a
@@ -40,10 +47,22 @@ export class RunStateFile {
     return attempt;
   }
 
-  /** Record that `step` finished (after its checkpoint is written), with the units it consumed. */
-  async finishStep(step: number, units: readonly number[] = []): Promise<void> {
+  /**
+   * Record the units `step` trains on, before its checkpoint is written: if a kill lands after
+   * the checkpoint and before {@link finishStep}, the resumed run (which takes the checkpoint's
+   * step as done) counts them as consumed too, so none is trained again.
+   */
+  async stageUnits(step: number, units: readonly number[]): Promise<void> {
+    this.state.pendingUnits = { step, units: [...units] };
+    await this.save();
+  }
+
+  /** Record that `step` finished (after its checkpoint is written); the units staged for it are consumed. */
+  async finishStep(step: number): Promise<void> {
     this.state.step = step;
-    if (units.length) this.state.unitsDone = [...(this.state.unitsDone ?? []), ...units];
+    const pending = this.state.pendingUnits;
+    if (pending && pending.step === step) this.state.unitsDone = [...(this.state.unitsDone ?? []), ...pending.units];
+    delete this.state.pendingUnits;
     await this.save();
   }
 

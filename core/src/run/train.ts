@@ -6,7 +6,7 @@ import { provider } from '../kernel/create';
 import type { Logger } from '../kernel/plugin';
 import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
-import { saveCheckpoint } from '../train/checkpoint';
+import { checkpointStep, saveCheckpoint } from '../train/checkpoint';
 import { composeRun } from './compose';
 import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
@@ -49,6 +49,9 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const name = o.name ?? config.name;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   const state = await RunStateFile.open(runDir, { resume: o.resume, steps: config.run.steps });
+  // A kill between a step's checkpoint and its state: the checkpoint has the step; do not train it twice.
+  const saved = o.resume ? await checkpointStep(join(runDir, 'checkpoint')) : undefined;
+  if (saved !== undefined && saved > state.state.step) await state.finishStep(saved);
   // The steps already evaluated are the eval events in the metrics (one is appended as each
   // evaluation ends): a resumed run evaluates each step once.
   const evaluated = new Set(o.resume ? (await readMetrics(runDir)).filter((e) => e.kind === 'eval').map((e) => e.step) : []);
@@ -70,10 +73,12 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     o.onEvent?.(event, text);
   };
   const checkpoint = join(runDir, 'checkpoint');
-  if (state.state.step > 0) await trainer.load(checkpoint);
-  // Engines in other processes start on whatever they last loaded: bring them to the trainer's
-  // weights before the first rollout (a fresh run's initial weights, a resumed run's checkpoint).
-  await engine.syncWeights?.(await trainer.publishWeights?.());
+  if (state.state.step > 0) {
+    await trainer.load(checkpoint);
+    // Engines in other processes serve whatever they last loaded: the resumed weights, before
+    // the first rollout (vLLM/SGLang replicas, a trainer service's sampler).
+    await engine.syncWeights?.(await trainer.publishWeights?.());
+  }
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
   const heldOut = async (step: number) => {
     if (evaluated.has(step)) return;
@@ -111,8 +116,9 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const tokens = progress.generated - tokensBefore;
       progress.update({ phase: 'update', tokensPerSec: tokens / Math.max(1e-3, outcome.rolloutSeconds) });
       // The checkpoint, then the state: a kill in between redoes nothing twice.
-      await saveCheckpoint(trainer, checkpoint);
-      await state.finishStep(step, outcome.async?.units);
+      if (outcome.async) await state.stageUnits(step, outcome.async.units);
+      await saveCheckpoint(trainer, checkpoint, step);
+      await state.finishStep(step);
       const seconds = (Date.now() - started) / 1000;
       progress.stepDone(seconds, step);
       const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values };

@@ -19,6 +19,7 @@ import { chmod, cp, lstat, mkdir, readdir, readFile, realpath, rm, rmdir, stat, 
 import { hostname, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
+import { refuseEnvironment } from './environment';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
 import { startProcess, warmSpawner } from './spawner';
 
@@ -409,6 +410,7 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     async mode() { return (await getMachine()).mode; },
 
     async create(spec) {
+      refuseEnvironment(spec, 'local');
       const m = await getMachine();
       if (!warned) {
         warned = true;

@@ -12,8 +12,7 @@ import { removeTempProjects, tempProject } from '@clawgym/core/testing';
  * with SIGKILL and resumed: every step is trained once, no rollout group twice.
  */
 const bin = resolve(__dirname, '../../../core/bin/clawgym.js');
-// The byte-level ChatML prompt of agentloop's tools is ~1.4k tokens.
-const model = { dModel: 16, layers: 1, heads: 2, context: 2048 };
+const model = { dModel: 16, layers: 1, heads: 2, context: 768 };
 const STEPS = 6;
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -44,13 +43,25 @@ describe('distributed run: orchestrator + two engine-serve replicas, asynchronou
     for (const r of replicas) await until(() => /listening on http/.test(r.io.out), `an engine server (${r.io.err})`);
     const urls = replicas.map((r) => /listening on (http:\/\/\S+)/.exec(r.io.out)![1]!);
     const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(dir, 'clawgym.config.mjs'), `export default ${JSON.stringify({
-      name: 'dist',
-      engine: { use: 'sglang', options: { replicas: urls, model: 'embedded', contextLength: model.context, syncRetries: 2, syncBackoffMs: 50, probeIntervalMs: 500 } },
-      trainer: { use: 'embedded', options: { model } },
-      harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ['write'] } }], reporters: [],
-      run: { steps: STEPS, tasksPerStep: 2, groupSize: 2, concurrency: 4, evalEvery: 0, evalTasks: 2, infraRetries: 0, rolloutTimeoutMs: 30_000, outDir: 'runs', async: { maxStaleness: 1 } },
-    })};\n`);
+    // The SGLang client with the embedded model's own (compact) template, as bench/async/config.ts
+    // does: core's `sglang` engine needs a Hugging Face tokenizer folder, which this model has not.
+    writeFileSync(join(dir, 'clawgym.config.mjs'), [
+      "import { byteChatMl, createTokenIdEngine, definePlugin, z } from '@clawgym/core';",
+      "import { CompactTemplate } from '@clawgym/engine-embedded';",
+      'const remote = definePlugin({ name: "test:remote-embedded", options: z.strictObject({}), apply(api) {',
+      '  api.provide.engine({ name: "remote-embedded", async create(o) {',
+      '    const { tokenizer } = byteChatMl();',
+      '    return createTokenIdEngine({ flavor: "sglang", ...o, tokenizer, chatTemplate: new CompactTemplate(tokenizer, { systemChars: 0, toolResultChars: 1500 }) });',
+      '  } });',
+      '} });',
+      `export default { plugins: [remote()], ...${JSON.stringify({
+        name: 'dist',
+        engine: { use: 'remote-embedded', options: { replicas: urls, model: 'embedded', contextLength: model.context, syncRetries: 2, syncBackoffMs: 50, probeIntervalMs: 500 } },
+        trainer: { use: 'embedded', options: { model } },
+        harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ['write'] } }], reporters: [],
+        run: { steps: STEPS, tasksPerStep: 2, groupSize: 2, concurrency: 4, evalEvery: 0, evalTasks: 2, infraRetries: 0, rolloutTimeoutMs: 30_000, outDir: 'runs', async: { maxStaleness: 1 } },
+      })} };`,
+    ].join('\n'));
 
     const run = cli(dir, ['run']);
     const stepsSeen = (io: { out: string }) => [...io.out.matchAll(new RegExp(`step (\\d+)/${STEPS}:`, 'g'))].map((m) => Number(m[1]));

@@ -36,6 +36,8 @@ export function samplingLogprobs(logits: Float32Array, temperature: number, topP
  */
 export class EmbeddedEngine implements Engine {
   readonly name = 'embedded';
+  /** Its logprobs are of the distribution each token was drawn from (temperature and top-p applied). */
+  readonly logprobs = 'processed' as const;
   private calls = 0;
   /**
    * Prompts prefilled lately, with the policy version they were read with: the samples of a
@@ -60,11 +62,14 @@ export class EmbeddedEngine implements Engine {
 
   /**
    * Load published weights unless this engine already serves that version: sharing the
-   * trainer's weights in process it always does; served by `clawgym engine serve` in another
-   * process it loads the folder the trainer published.
+   * trainer's weights in process it always does; served by `clawgym engine serve`, or sampling
+   * for a trainer in another process (`clawgym trainer serve`), it loads the published folder.
    */
   async syncWeights(weights?: PublishedWeights): Promise<void> {
     if (!weights || weights.version === this.policy.version) return;
+    if (/^[a-z]+:\/\//.test(weights.path)) {
+      throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `the embedded engine loads published weights from a local folder, not ${weights.path}`, { hint: 'Set the tinker trainer\'s checkpointsDir to the folder `clawgym trainer serve --data` writes to, or use engine "tinker" to sample on the service.' });
+    }
     await loadPolicyWeights(this.policy, weights);
   }
 

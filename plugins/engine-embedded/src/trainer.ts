@@ -1,8 +1,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClawGymError, ErrorCodes, packTree, valueLoss, type PublishedWeights, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, packTree, valueLoss, type AdamParams, type DatumTrainer, type PublishedWeights, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
+import { EmbeddedDatumTrainer } from './datum-trainer';
 import { loadSafetensors, saveSafetensors } from './safetensors';
 import { publishPolicy } from './weights';
 
@@ -52,6 +53,8 @@ export class EmbeddedTrainer implements Trainer {
   private m: Params;
   private v: Params;
   private t = 0;
+  /** The Tinker operations on datums over the same weights and optimiser (`clawgym trainer serve`). */
+  readonly datums: DatumTrainer & EmbeddedDatumTrainer;
 
   /** Where {@link publishWeights} writes a folder per version (unset: nothing is published). */
   publishDir?: string;
@@ -59,6 +62,7 @@ export class EmbeddedTrainer implements Trainer {
   constructor(private readonly policy: SharedPolicy, private readonly opt: OptimizerConfig) {
     this.m = zerosLike(policy.model.params);
     this.v = zerosLike(policy.model.params);
+    this.datums = new EmbeddedDatumTrainer(policy, (grads, adam) => this.applyAdam(grads, adam));
   }
 
   policyVersion(): number {
@@ -103,23 +107,32 @@ export class EmbeddedTrainer implements Trainer {
     let first: TrainMetrics | undefined;
     let last!: TrainMetrics;
     for (let e = 0; e < epochs; e++) {
-      last = await this.epoch(batch, logpOld);
+      last = this.epoch(batch, logpOld);
       first ??= last;
     }
     // Mismatch is read at the first epoch (same weights as the engine's); clipping at the last.
     return { ...last, loss: first!.loss, mismatchAbsLogp: first!.mismatchAbsLogp, mismatchKl: first!.mismatchKl, ...(epochs > 1 ? { epochs } : {}) };
   }
 
-  private async epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): Promise<TrainMetrics> {
+  private epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): TrainMetrics {
+    const { grads, metrics } = this.gradients(batch, logpOld);
+    const gradNorm = this.update(grads);
+    this.policy.version++;
+    return { ...metrics, gradNorm, lr: this.lr() };
+  }
+
+  /**
+   * The gradient of the batch's loss at the current weights (clipped against `logpOld`, filled
+   * with the current logprobs where empty), without applying it: the reference the datum path
+   * (`datums`) is checked against.
+   */
+  gradients(batch: TrainerBatch, logpOld: Map<string, Float32Array> = new Map()): { grads: Params; metrics: TrainMetrics } {
     const model = this.policy.model;
     const V = this.policy.config.vocabSize;
     const grads = zerosLike(model.params);
     const totalTokens = batch.trees.reduce((n, t) => n + [...(batch.advantages.advantages.get(t.rolloutId)?.values() ?? [])].reduce((s, a) => s + a.length, 0), 0);
     const agg = { loss: 0, absLogp: 0, kl: 0, clip: 0, valueLoss: 0, tokens: 0 };
     for (const tree of batch.trees) {
-      // Between trees, let the process serve what else it does: with asynchronous rollouts the
-      // proxy relays calls to engine servers while this trains. Weights change only at the end.
-      await new Promise<void>((resolve) => setImmediate(resolve));
       if (!batch.advantages.advantages.has(tree.rolloutId)) continue;
       const { packed, fwd } = this.forwardTree(tree, batch);
       const probs = new Float32Array(fwd.T * V);
@@ -162,9 +175,7 @@ export class EmbeddedTrainer implements Trainer {
       agg.clip += res.metrics.clipFraction * share;
       agg.tokens += n;
     }
-    const gradNorm = this.update(grads);
-    this.policy.version++;
-    return { loss: agg.loss, mismatchAbsLogp: agg.absLogp, mismatchKl: agg.kl, clipFraction: agg.clip, tokens: agg.tokens, valueLoss: agg.valueLoss, gradNorm, lr: this.lr() };
+    return { grads, metrics: { loss: agg.loss, mismatchAbsLogp: agg.absLogp, mismatchKl: agg.kl, clipFraction: agg.clip, tokens: agg.tokens, valueLoss: agg.valueLoss } };
   }
 
   /** Cross-entropy on the generated tokens of trees (supervised cold start); returns the mean loss. */
@@ -201,22 +212,32 @@ export class EmbeddedTrainer implements Trainer {
     return base * Math.min(1, (this.t + 1) / Math.max(1, this.opt.warmupSteps));
   }
 
-  /** Clip the global norm, then one AdamW step. Returns the norm before clipping. */
+  /** Clip the global norm, then one AdamW step at the configured lr (with warm-up). Returns the norm before clipping. */
   private update(grads: Params, baseLr = this.opt.lr): number {
+    const o = this.opt;
+    return this.applyAdam(grads, { learningRate: this.lr(baseLr), beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, gradClipNorm: o.gradClip });
+  }
+
+  /**
+   * Clip the global norm, then one AdamW step with exactly these settings (the Tinker API's
+   * `optim_step`: the caller owns the schedule). Returns the norm before clipping.
+   */
+  applyAdam(grads: Params, adam: AdamParams): number {
     let sq = 0;
     for (const g of grads.values()) for (let i = 0; i < g.length; i++) sq += g[i]! * g[i]!;
     const norm = Math.sqrt(sq);
-    const scale = this.opt.gradClip > 0 && norm > this.opt.gradClip ? this.opt.gradClip / norm : 1;
-    const lr = this.lr(baseLr);
+    const clip = adam.gradClipNorm ?? 0;
+    const scale = clip > 0 && norm > clip ? clip / norm : 1;
+    const lr = adam.learningRate;
     this.t++;
     const K = this.policy.model.kernels;
     for (const [name, p] of this.policy.model.params) {
       const g = grads.get(name)!;
       if (scale !== 1) for (let i = 0; i < g.length; i++) g[i] = g[i]! * scale;
       // No weight decay on gains, biases and embeddings' positions.
-      const decay = /\.(g|b|b1|b2|bo)$|^value\.b$/.test(name) ? 0 : this.opt.weightDecay;
+      const decay = /\.(g|b|b1|b2|bo)$|^value\.b$/.test(name) ? 0 : adam.weightDecay;
       const scaled = name.startsWith('value.') ? lr * (this.opt.valueLrScale ?? 1) : lr;
-      K.adamw(p, g, this.m.get(name)!, this.v.get(name)!, this.t, scaled, this.opt.beta1, this.opt.beta2, this.opt.eps, decay);
+      K.adamw(p, g, this.m.get(name)!, this.v.get(name)!, this.t, scaled, adam.beta1, adam.beta2, adam.eps, decay);
     }
     return norm;
   }
@@ -239,6 +260,7 @@ export class EmbeddedTrainer implements Trainer {
   }
 
   async load(dir: string, options: { weightsOnly?: boolean } = {}): Promise<void> {
+    this.datums.clear();
     const metaText = await readFile(join(dir, 'config.json'), 'utf8').catch(() => {
       throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `no checkpoint at ${dir} (expected config.json and model.safetensors there)`, { hint: `Make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option.` });
     });

@@ -9,6 +9,12 @@ export const ClaudeCodeOptions = z.strictObject({
   /** Fail fast on engine errors instead of 11 retries over ~3 minutes. */
   maxRetries: z.number().int().min(0).default(1),
   apiTimeoutMs: z.number().int().positive().default(120_000),
+  /**
+   * Run Claude Code as shipped: without `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` it also makes
+   * its side calls (a conversation title with a JSON-schema `output_config.format`) and tries
+   * outside hosts, which a sandbox without network refuses. Default: off (no side traffic).
+   */
+  nonessentialTraffic: z.boolean().default(false),
 });
 export type ClaudeCodeOptions = z.output<typeof ClaudeCodeOptions>;
 
@@ -27,7 +33,7 @@ export function claudeCodeInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'e
     ANTHROPIC_API_KEY: ctx.endpoint.apiKey,
     ANTHROPIC_MODEL: ctx.endpoint.model,
     ANTHROPIC_SMALL_FAST_MODEL: ctx.endpoint.model,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ...(options.nonessentialTraffic ? {} : { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }),
     CLAUDE_CODE_MAX_RETRIES: String(options.maxRetries),
     API_TIMEOUT_MS: String(options.apiTimeoutMs),
     DISABLE_AUTOUPDATER: '1',

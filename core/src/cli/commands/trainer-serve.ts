@@ -1,0 +1,61 @@
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { loadConfig } from '../../config/load';
+import { provider, slotOptions, trainerOptions } from '../../kernel/create';
+import { createKernel } from '../../run/create-kernel';
+import { TinkerServer } from '../../tinker/server';
+import { onInterrupt } from '../interrupt';
+
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean }
+
+/**
+ * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
+ * process of its own, so `trainer: { use: 'tinker' }` (and `engine: { use: 'tinker' }`) run the
+ * remote path here as they would against SkyRL's server. Stops on SIGINT/SIGTERM (or `signal`).
+ */
+export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
+  const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
+  const kernel = await createKernel(config);
+  const dataDir = resolve(io.cwd, opts.data ?? resolve(config.rootDir, config.run.outDir, 'trainer-serve'));
+  // The engine and trainer share one run folder, so the embedded ones share their weights.
+  const ctx = { runDir: dataDir, seed: config.run.seed, rootDir: config.rootDir };
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
+  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000) });
+  const url = await server.start();
+  io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
+    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
+  const stopped = new AbortController();
+  const remove = onInterrupt(stopped, (s) => io.out(s));
+  io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
+  await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
+  remove();
+  await server.stop();
+  await engine.close?.();
+  await kernel.dispose();
+  io.out('stopped.\n');
+}
+
+/** `clawgym trainer …` commands. */
+export function trainerCommands(program: Command, io: { out: (s: string) => void; err: (s: string) => void; cwd: string; signal?: AbortSignal }, configOption: () => Option): void {
+  const out = { writeOut: io.out, writeErr: io.err };
+  const trainer = program.command('trainer').description('the trainer as a service (the Tinker API)').exitOverride().configureOutput(out);
+  trainer.command('serve')
+    .description('serve the config\'s trainer (the embedded one) over the Tinker API, as SkyRL\'s server does on GPUs')
+    .addOption(configOption())
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '8000')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--data <dir>', 'checkpoint folder (default: <run.outDir>/trainer-serve)')
+    .addHelpText('after', `
+Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, create_model,
+forward, forward_backward (cross_entropy, importance_sampling, ppo), optim_step, save_weights,
+load_weights, save_weights_for_sampler, asample, retrieve_future.
+
+Example:
+  clawgym trainer serve --port 8000 &
+  # clawgym.config.ts of the run:
+  #   trainer: { use: 'tinker', options: { baseUrl: 'http://127.0.0.1:8000', loraRank: 0, checkpointsDir: 'runs/trainer-serve' } }
+  #   (the embedded trainer trains all weights: loraRank 0 says so; checkpointsDir lets engine 'embedded' load them)`)
+    .exitOverride().configureOutput(out)
+    .action(async (opts: TrainerServeOptions) => trainerServe(opts, io));
+}

@@ -1,0 +1,55 @@
+/**
+ * The trainer contract's remote form: the Tinker API's operations on datums
+ * (`tinker-docs.thinkingmachines.ai`; SkyRL's open server `skyrl/tinker/api.py`). A datum is one
+ * token sequence: position i of `modelInput` predicts `targetTokens[i]`. Losses are sums over the
+ * weighted tokens of all datums (not means): the caller scales advantages for a token mean.
+ */
+export interface Datum {
+  /** Input token ids (the sequence without its last token). */
+  modelInput: Int32Array;
+  /** The token each input position predicts (the sequence without its first token). */
+  targetTokens: Int32Array;
+  /** Per target token: 1 where trained, 0 where only read (a prompt, or a token another datum trains). */
+  weights: Float32Array;
+  /** Per target token: the logprobs the ratio is taken against (`importance_sampling`, `ppo`). */
+  logprobs?: Float32Array;
+  /** Per target token: the advantage (0 where the weight is 0). */
+  advantages?: Float32Array;
+}
+
+/** Losses of `forward_backward`, as the Tinker API names them. */
+export type DatumLoss = 'cross_entropy' | 'importance_sampling' | 'ppo';
+
+/** `loss_fn_config` of `ppo`: bounds of the ratio itself (e.g. 0.8 and 1.28), not ε. */
+export interface DatumLossConfig {
+  clipLowThreshold?: number;
+  clipHighThreshold?: number;
+}
+
+/** What `forward` and `forward_backward` return: per datum, the logprob of each target token. */
+export interface DatumPassResult {
+  logprobs: Float32Array[];
+  /** Sum of the per-token losses (forward_backward only). */
+  loss?: number;
+}
+
+/** `optim_step`'s Adam settings (`grad_clip_norm` 0: no clipping). */
+export interface AdamParams {
+  learningRate: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  gradClipNorm?: number;
+}
+
+/**
+ * A trainer that takes datums (what `clawgym trainer serve` serves, and what a Tinker client
+ * sends): score them, accumulate the gradient of a loss over them, apply it. Gradients accumulate
+ * across `forwardBackward` calls until `optimStep`.
+ */
+export interface DatumTrainer {
+  forward(data: readonly Datum[]): Promise<DatumPassResult>;
+  forwardBackward(data: readonly Datum[], loss: DatumLoss, config?: DatumLossConfig): Promise<DatumPassResult>;
+  optimStep(adam: AdamParams): Promise<{ gradNorm: number }>;
+}

@@ -1,0 +1,83 @@
+import type { AdamParams, Datum, DatumLoss, DatumLossConfig, DatumPassResult, DatumTrainer } from '../contracts/datum';
+import { ClawGymError } from '../errors';
+import type { TinkerHttp } from './http';
+import { encodeAdam, encodeDatum, encodeLossConfig, type WireFuture, type WirePassOutput } from './wire';
+
+/** Whether an error is the service's 409 for a checkpoint name it already has (a retried save). */
+export const alreadyExists = (e: unknown) => e instanceof ClawGymError && /HTTP 409: Checkpoint .* already exists/.test(e.message);
+
+/**
+ * One model of a Tinker service: its training operations as {@link DatumTrainer}, each request
+ * with a `seq_id` (so a retried request is answered from the first one's future, never applied
+ * twice), awaited through `retrieve_future`.
+ */
+export class TinkerModel implements DatumTrainer {
+  /** The `seq_id` of the next training request; requests of one model count up from 1. */
+  seq = 1;
+
+  constructor(readonly http: TinkerHttp, readonly modelId: string) {}
+
+  /** Start a session and create a model on it (`create_session`, `create_model`, then its future). */
+  static async create(http: TinkerHttp, o: { baseModel: string; loraRank: number; seed?: number }): Promise<TinkerModel> {
+    const { session_id } = await http.post<{ session_id: string }>('/api/v1/create_session', { tags: ['clawgym'], user_metadata: {}, sdk_version: 'clawgym', type: 'create_session' });
+    const created = await http.post<{ model_id: string; request_id: string }>('/api/v1/create_model', {
+      session_id, base_model: o.baseModel, lora_config: { rank: o.loraRank, ...(o.seed !== undefined ? { seed: o.seed } : {}) }, model_role: 'policy',
+    });
+    await http.result({ future_id: created.request_id, status: 'pending', request_id: created.request_id }, 'create_model');
+    return new TinkerModel(http, created.model_id);
+  }
+
+  private async op<T>(route: string, body: Record<string, unknown>, withSeq = true): Promise<T> {
+    const payload = { model_id: this.modelId, ...body, ...(withSeq ? { seq_id: this.seq++ } : {}) };
+    const future = await this.http.post<WireFuture>(route, payload);
+    return this.http.result<T>(future, route.slice('/api/v1/'.length));
+  }
+
+  private static read(out: WirePassOutput): DatumPassResult {
+    const logprobs = out.loss_fn_outputs.map((o) => Float32Array.from(o.logprobs?.data ?? []));
+    const sum = out.metrics?.['loss:sum'];
+    const loss = typeof sum === 'number' ? sum : out.loss_fn_outputs.reduce((s, o) => s + (o.elementwise_loss?.data ?? []).reduce((a, b) => a + b, 0), 0);
+    return { logprobs, loss };
+  }
+
+  async forward(data: readonly Datum[]): Promise<DatumPassResult> {
+    // `cross_entropy` is what the SDK sends for a plain forward; nothing is accumulated.
+    return TinkerModel.read(await this.op<WirePassOutput>('/api/v1/forward', { forward_input: { data: data.map(encodeDatum), loss_fn: 'cross_entropy', loss_fn_config: null } }));
+  }
+
+  async forwardBackward(data: readonly Datum[], loss: DatumLoss, config?: DatumLossConfig): Promise<DatumPassResult> {
+    return TinkerModel.read(await this.op<WirePassOutput>('/api/v1/forward_backward', { forward_backward_input: { data: data.map(encodeDatum), loss_fn: loss, loss_fn_config: encodeLossConfig(loss, config) } }));
+  }
+
+  async optimStep(adam: AdamParams): Promise<{ gradNorm: number }> {
+    const out = await this.op<{ metrics?: Record<string, number> | null }>('/api/v1/optim_step', { adam_params: encodeAdam(adam) });
+    return { gradNorm: out.metrics?.grad_norm ?? Number.NaN };
+  }
+
+  /** `save_weights_for_sampler` under `name`; resolves to the `tinker://` path a sampler loads. */
+  async saveForSampler(name: string): Promise<string> {
+    try {
+      const out = await this.op<{ path: string | null }>('/api/v1/save_weights_for_sampler', { path: name }, false);
+      return out.path ?? `tinker://${this.modelId}/${name}`;
+    } catch (e) {
+      // A retried save whose first try went through: the checkpoint is there under our name.
+      if (alreadyExists(e)) return `tinker://${this.modelId}/${name}`;
+      throw e;
+    }
+  }
+
+  /** `save_weights` (weights and optimiser state) under `name`; resolves to its `tinker://…/weights/…` path. */
+  async saveState(name: string): Promise<string> {
+    try {
+      return (await this.op<{ path: string }>('/api/v1/save_weights', { path: name }, false)).path;
+    } catch (e) {
+      if (alreadyExists(e)) return `tinker://${this.modelId}/weights/${name}`;
+      throw e;
+    }
+  }
+
+  /** `load_weights` (only as a model's first request, as the Tinker service requires). */
+  async loadState(path: string, optimizer: boolean): Promise<void> {
+    await this.op('/api/v1/load_weights', { path, optimizer }, false);
+  }
+}

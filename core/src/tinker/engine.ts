@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { ChatTemplate, Engine, EngineProvider, GenerateRequest, GeneratedToken, Tokenizer } from '../contracts/engine';
+import type { PublishedWeights } from '../contracts/weights';
+import { parseWithSchema } from '../config/validate';
+import { byteChatMl } from '../engine/byte-chatml';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { TinkerHttp } from './http';
+import { RetrySchema } from './trainer';
+import { modelInput, parseTinkerPath, type WireFuture, type WireSampleOutput } from './wire';
+
+/** `engine: { use: 'tinker', options }`. */
+export const TinkerEngineOptions = z.strictObject({
+  baseUrl: z.url(),
+  apiKey: z.string().optional(),
+  /** The model sampled until the trainer publishes weights. */
+  baseModel: z.string().default('embedded'),
+  contextLength: z.number().int().positive().optional(),
+  retry: RetrySchema,
+});
+
+/**
+ * Sampling through a Tinker service (`asample`, then its future): token ids in, tokens and their
+ * logprobs out, from the weights the trainer last published with `save_weights_for_sampler`
+ * (`syncWeights` takes their `tinker://` path), or the base model before the first. Tokens
+ * arrive whole, when the sample is done; they are yielded one by one.
+ */
+export class TinkerEngine implements Engine {
+  readonly name = 'tinker';
+  private modelPath?: string;
+  private version = 0;
+
+  constructor(private readonly http: TinkerHttp, private readonly baseModel: string, readonly tokenizer: Tokenizer, readonly chatTemplate: ChatTemplate, readonly contextLength?: number) {}
+
+  policyVersion(): number { return this.version; }
+
+  async syncWeights(weights?: PublishedWeights): Promise<void> {
+    if (!weights) return;
+    if (!parseTinkerPath(weights.path)) {
+      throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `engine "tinker" samples weights the service holds (a tinker:// path), but the trainer published ${weights.path}`, { hint: 'Leave out the tinker trainer\'s checkpointsDir when the engine is "tinker" too: it makes published weights local folders.' });
+    }
+    this.modelPath = weights.path;
+    this.version = weights.version;
+  }
+
+  async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
+    const s = request.sampling;
+    const body = {
+      num_samples: 1,
+      prompt: modelInput(request.promptIds),
+      sampling_params: { max_tokens: s.maxTokens, seed: s.seed ?? null, stop: [...this.chatTemplate.stopIds, ...(s.stopIds ?? [])], temperature: s.temperature, top_k: -1, top_p: s.topP },
+      ...(this.modelPath ? { model_path: this.modelPath } : { base_model: this.baseModel }),
+      type: 'sample',
+    };
+    const future = await this.http.post<WireFuture>('/api/v1/asample', body);
+    const out = await this.http.result<WireSampleOutput>(future, 'asample');
+    const seq = out.sequences[0];
+    if (!seq || seq.tokens.length !== seq.logprobs.length) {
+      throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `Tinker service at ${this.http.baseUrl}: asample answered ${seq ? `${seq.tokens.length} tokens with ${seq.logprobs.length} logprobs` : 'no sequence'}`, { hint: 'The service must return one logprob per sampled token.' });
+    }
+    for (let i = 0; i < seq.tokens.length; i++) {
+      if (request.signal?.aborted) return;
+      yield { tokenId: seq.tokens[i]!, logprob: seq.logprobs[i]! };
+    }
+  }
+}
+
+export const tinkerEngineProvider: EngineProvider = {
+  name: 'tinker',
+  async create(options) {
+    const o = parseWithSchema(TinkerEngineOptions, options, 'options of engine "tinker"');
+    const { tokenizer, chatTemplate } = byteChatMl();
+    return new TinkerEngine(new TinkerHttp(o.baseUrl, o.apiKey, o.retry), o.baseModel, tokenizer, chatTemplate, o.contextLength);
+  },
+};

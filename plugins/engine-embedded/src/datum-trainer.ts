@@ -1,0 +1,118 @@
+import { ClawGymError, ErrorCodes, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer } from '@clawgym/core';
+import { zerosLike, type ForwardResult, type Params } from './model';
+import type { SharedPolicy } from './policy';
+
+/**
+ * The embedded model behind the Tinker operations: each datum is one causal sequence (position i
+ * attends to 0..i and predicts `targetTokens[i]`); the losses are the Tinker API's, summed over
+ * weighted tokens (SkyRL `skyrl/tinker/loss_fns.py`); gradients accumulate until `optimStep`.
+ */
+export class EmbeddedDatumTrainer implements DatumTrainer {
+  /** Gradients accumulated by `forwardBackward` since the last `optimStep`. */
+  pending: Params | undefined;
+  /**
+   * The passes of the last `forward`, by input tokens, at the weights they were read with: an RL
+   * step scores its datums (`forward`, for π_old) and then trains the same datums at the same
+   * weights (`forward_backward`), which then reuses them instead of computing them again.
+   */
+  private scored = new Map<string, { version: number; fwd: ForwardResult; logprobs: Float32Array }>();
+
+  constructor(private readonly policy: SharedPolicy, private readonly applyAdam: (grads: Params, adam: AdamParams) => number) {}
+
+  /** Forget kept passes (the weights were replaced). */
+  clear(): void {
+    this.scored.clear();
+  }
+
+  private run(datum: Datum, keep = false): { fwd: ForwardResult; logprobs: Float32Array; probs: Float32Array } {
+    const key = `${datum.modelInput.join(',')}|${datum.targetTokens.join(',')}`;
+    const hit = this.scored.get(key);
+    if (hit && hit.version === this.policy.version) return { ...hit, probs: this.softmax(hit.fwd) };
+    const n = datum.modelInput.length;
+    if (datum.targetTokens.length !== n || datum.weights.length !== n) {
+      throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `a datum has ${n} input tokens but ${datum.targetTokens.length} targets and ${datum.weights.length} weights`, { hint: 'target_tokens and weights need one entry per model_input token.' });
+    }
+    const parents = Int32Array.from({ length: n }, (_, i) => i - 1);
+    const positions = Int32Array.from({ length: n }, (_, i) => i);
+    const fwd = this.policy.model.forward(datum.modelInput, parents, positions);
+    const V = this.policy.config.vocabSize;
+    const logprobs = new Float32Array(n);
+    const probs = new Float32Array(n * V);
+    for (let t = 0; t < n; t++) {
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) max = Math.max(max, fwd.logits[t * V + v]!);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(fwd.logits[t * V + v]! - max);
+      const lse = max + Math.log(sum);
+      for (let v = 0; v < V; v++) probs[t * V + v] = Math.exp(fwd.logits[t * V + v]! - lse);
+      logprobs[t] = fwd.logits[t * V + datum.targetTokens[t]!]! - lse;
+    }
+    if (keep) this.scored.set(key, { version: this.policy.version, fwd, logprobs });
+    return { fwd, logprobs, probs };
+  }
+
+  private softmax(fwd: ForwardResult): Float32Array {
+    const V = this.policy.config.vocabSize;
+    const probs = new Float32Array(fwd.T * V);
+    for (let t = 0; t < fwd.T; t++) {
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) max = Math.max(max, fwd.logits[t * V + v]!);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(fwd.logits[t * V + v]! - max);
+      for (let v = 0; v < V; v++) probs[t * V + v] = Math.exp(fwd.logits[t * V + v]! - max) / sum;
+    }
+    return probs;
+  }
+
+  async forward(data: readonly Datum[]): Promise<DatumPassResult> {
+    this.scored.clear();
+    return { logprobs: data.map((d) => this.run(d, true).logprobs) };
+  }
+
+  async forwardBackward(data: readonly Datum[], loss: DatumLoss, config: DatumLossConfig = {}): Promise<DatumPassResult> {
+    const V = this.policy.config.vocabSize;
+    const grads = (this.pending ??= zerosLike(this.policy.model.params));
+    const out: Float32Array[] = [];
+    let total = 0;
+    for (const datum of data) {
+      const { fwd, logprobs, probs } = this.run(datum);
+      out.push(logprobs);
+      const n = logprobs.length;
+      const dlogits = new Float32Array(n * V);
+      for (let t = 0; t < n; t++) {
+        const w = datum.weights[t]!;
+        if (w === 0) continue;
+        const { value, dlogp } = tokenLoss(loss, logprobs[t]!, datum.logprobs?.[t] ?? 0, datum.advantages?.[t] ?? 0, config);
+        total += w * value;
+        const g = w * dlogp;
+        if (g === 0) continue;
+        // d logp / d logits = onehot(target) − softmax
+        for (let v = 0; v < V; v++) dlogits[t * V + v] = dlogits[t * V + v]! - g * probs[t * V + v]!;
+        dlogits[t * V + datum.targetTokens[t]!] = dlogits[t * V + datum.targetTokens[t]!]! + g;
+      }
+      this.policy.model.backward(fwd, dlogits, grads);
+    }
+    return { logprobs: out, loss: total };
+  }
+
+  async optimStep(adam: AdamParams): Promise<{ gradNorm: number }> {
+    const grads = this.pending ?? zerosLike(this.policy.model.params);
+    this.pending = undefined;
+    const gradNorm = this.applyAdam(grads, adam);
+    this.policy.version++;
+    this.scored.clear();
+    return { gradNorm };
+  }
+}
+
+/** One token's loss and its derivative in logp, as the Tinker API defines each loss. */
+function tokenLoss(loss: DatumLoss, logp: number, sampled: number, a: number, c: DatumLossConfig): { value: number; dlogp: number } {
+  if (loss === 'cross_entropy') return { value: -logp, dlogp: -1 };
+  const r = Math.exp(logp - sampled);
+  if (loss === 'importance_sampling') return { value: -r * a, dlogp: -r * a };
+  const lo = c.clipLowThreshold ?? 0.8;
+  const hi = c.clipHighThreshold ?? 1.2;
+  const clipped = Math.min(Math.max(r, lo), hi);
+  // −min(r·A, clip(r)·A): the gradient flows where the unclipped term is the smaller one.
+  return r * a <= clipped * a ? { value: -r * a, dlogp: -r * a } : { value: -clipped * a, dlogp: 0 };
+}
