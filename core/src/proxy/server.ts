@@ -8,6 +8,7 @@ import { messageOf } from '../errors';
 import type { CallStore } from '../rollout/call-store';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
+import { checkArgumentsDepth, checkJsonDepth } from './json-depth';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
 import { anthropicMessages, parseCountTokens } from './wire/anthropic';
 import { openAiChat } from './wire/openai-chat';
@@ -188,6 +189,7 @@ export class ServingProxy {
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
       adapter = route;
       const parsed = adapter.parse(await this.readJson(req));
+      checkArgumentsDepth(parsed.conversation);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
         throw new WireError(400, 'invalid_request', `the engine failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
       }
@@ -200,9 +202,10 @@ export class ServingProxy {
   }
 
   private async readJson(req: IncomingMessage): Promise<unknown> {
-    const body = await readBody(req, this.o.maxBodyBytes);
+    const text = (await readBody(req, this.o.maxBodyBytes)).toString('utf8');
+    checkJsonDepth(text, 'request body');
     try {
-      return JSON.parse(body.toString('utf8'));
+      return JSON.parse(text);
     } catch (err) {
       throw new WireError(400, 'invalid_request', `request body is not valid JSON: ${messageOf(err)}`);
     }
