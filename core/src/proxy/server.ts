@@ -9,6 +9,7 @@ import type { CallStore } from '../rollout/call-store';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
 import { checkArgumentsDepth, checkJsonDepth } from './json-depth';
+import { validateSampling } from './sampling';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
 import { anthropicMessages, parseCountTokens } from './wire/anthropic';
 import { openAiChat } from './wire/openai-chat';
@@ -190,6 +191,7 @@ export class ServingProxy {
       adapter = route;
       const parsed = adapter.parse(await this.readJson(req));
       checkArgumentsDepth(parsed.conversation);
+      validateSampling(parsed, adapter.format);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
         throw new WireError(400, 'invalid_request', `the engine failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
       }
