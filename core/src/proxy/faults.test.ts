@@ -69,7 +69,7 @@ describe('proxy faults', () => {
     const third = await post('fail-before-3', body(false));
     expect(third.status).toBe(400);
     expect(third.text).toContain('marked as an infrastructure failure');
-    expect(await p.proxy.closeSession('fail-before-3')).toEqual({ calls: 2, infraFailure: 'GPU fell over' });
+    expect(await p.proxy.closeSession('fail-before-3')).toEqual({ calls: 2, infraFailure: 'GPU fell over', refused: expect.stringMatching(/^400: the engine or proxy failed 2 times in a row/) });
   });
 
   it('client disconnect mid-stream: the engine is stopped, the call recorded as aborted, the server stays up', async () => {
@@ -129,5 +129,26 @@ describe('proxy faults', () => {
     } finally {
       await q.close();
     }
+  });
+});
+
+describe('proxy failures before generation', () => {
+  it('an exception while rendering is a 500 that sets the infra flag and counts toward maxConsecutiveFailures', async () => {
+    const q = await startScriptedProxy(() => ({ text: 'fine' }), { maxConsecutiveFailures: 2 });
+    try {
+      q.engine.chatTemplate.render = () => { throw new RangeError('Maximum call stack size exceeded'); };
+      const s = q.proxy.openSession('render-bug');
+      const send = () => fetch(`${s.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': s.apiKey }, body: body(false) }).then((r) => r.status);
+      expect([await send(), await send(), await send()]).toEqual([500, 500, 400]);
+      expect(await q.proxy.closeSession('render-bug')).toMatchObject({ infraFailure: 'the proxy failed a request: 500: Maximum call stack size exceeded' });
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('a request with a wrong key is not charged to the session it names', async () => {
+    const s = p.proxy.openSession('victim-1');
+    await fetch(`${s.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'someone-else' }, body: '{' });
+    expect(await p.proxy.closeSession('victim-1')).toEqual({ calls: 0, infraFailure: undefined });
   });
 });

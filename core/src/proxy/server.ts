@@ -153,15 +153,17 @@ export class ServingProxy {
   }
 
   /** Close a session once its in-flight calls are recorded; returns its infra failure, if any. */
-  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string }> {
+  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string }> {
     const s = await this.sessions.close(rolloutId);
     await this.o.store.close(rolloutId);
-    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure };
+    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://proxy');
     let adapter = adapterFor(url.pathname, req);
+    // The session whose key this request presented: from then on a refusal or a failure is that rollout's.
+    let authenticated: SessionState | undefined;
     try {
       const m = /^\/s\/([^/]+)(\/.*)?$/.exec(url.pathname);
       const rest = m?.[2] ?? '/';
@@ -175,6 +177,7 @@ export class ServingProxy {
       if (!session) throw new WireError(404, 'not_found', `unknown session "${m[1]}"`);
       if (session.closed) throw new WireError(410, 'gone', `session "${m[1]}" is closed`);
       if (!keyMatches(presentedKey(req), session.key)) throw new WireError(401, 'authentication', 'invalid or missing API key for this session');
+      authenticated = session;
 
       if (req.method === 'GET' && rest === '/v1/models') {
         this.sendJson(res, 200, this.models(req));
@@ -193,14 +196,30 @@ export class ServingProxy {
       checkArgumentsDepth(parsed.conversation);
       validateSampling(parsed, adapter.format);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
-        throw new WireError(400, 'invalid_request', `the engine failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
+        throw new WireError(400, 'invalid_request', `the engine or proxy failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
       }
       const done = this.generate(session, adapter, parsed, req, res);
       session.inFlight.add(done);
       try { await done; } finally { session.inFlight.delete(done); }
     } catch (err) {
+      if (authenticated) this.account(authenticated, err);
       this.sendError(res, adapter, err);
     }
+  }
+
+  /**
+   * Charge an error raised outside generation to its session. The proxy's own failures (5xx:
+   * an exception while parsing, rendering or recording) count like engine failures: they set
+   * the infra flag and count toward `maxConsecutiveFailures`. A refusal (4xx) is remembered,
+   * so that a harness which dies of it is an infra failure, never a reward-0 rollout.
+   */
+  private account(session: SessionState, err: unknown): void {
+    const status = err instanceof WireError ? err.status || STATUS[err.kind] : 500;
+    const message = `${status}: ${messageOf(err)}`;
+    if (status >= 500) {
+      session.consecutiveFailures++;
+      session.infraFailure ??= `the proxy failed a request: ${message}`;
+    } else session.refused ??= message;
   }
 
   private async readJson(req: IncomingMessage): Promise<unknown> {
