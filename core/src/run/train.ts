@@ -104,10 +104,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   let rewardCount = 0;
   const progress = (p: Partial<RunProgress>) => { Object.assign(live, p); o.onProgress?.({ ...live }); };
   const proxy = new ServingProxy({ engine, store: new CallStore(join(runDir, 'calls')), runId: name, onRecord: (r) => { generated += r.outputIds.length; return kernel.hooks.onModelCall.promise(r); } });
-  await proxy.start();
   const socketPath = join(runDir, 'proxy.sock');
-  await rm(socketPath, { force: true });
-  await proxy.listenUnix(socketPath);
   const runner = new RolloutRunner({
     runId: name, proxy, socketPath, sandboxes, kernel, concurrency: config.run.concurrency,
     timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
@@ -124,8 +121,10 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     const report = await evaluate({
       onProgress: (done, total) => progress({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
       runId: `${name}-eval`, runDir: join(runDir, 'eval', `step-${step}`), tasks: testTasks, harnesses: evalHarnesses, engine, sandboxes, k: 1,
-      concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+      concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries, signal: o.signal,
     });
+    // An interrupted evaluation is not an evaluation: no event, so --resume runs it again (under fresh ids).
+    if (o.signal?.aborted) return;
     const values: Record<string, number> = {};
     for (const r of report.rows) values[`pass1/${r.harness}/${r.category}`] = r.pass1;
     const all = report.rows.filter((r) => r.category === 'all');
@@ -135,9 +134,13 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     evaluated.add(step);
   };
 
-  await kernel.hooks.runStart.promise({ runId: name, runDir });
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   try {
+    // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
+    await proxy.start();
+    await rm(socketPath, { force: true });
+    await proxy.listenUnix(socketPath);
+    await kernel.hooks.runStart.promise({ runId: name, runDir });
     if (state.step === 0) await heldOut(0);
     for (let step = state.step + 1; step <= config.run.steps; step++) {
       if (o.signal?.aborted) { status = 'cancelled'; break; }
@@ -203,6 +206,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
     if (status === 'completed' && state.step === config.run.steps) await heldOut(state.step);
+    if (o.signal?.aborted) status = 'cancelled';
   } catch (err) {
     status = 'failed';
     throw err;
