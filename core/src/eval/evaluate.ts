@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
@@ -8,6 +8,7 @@ import type { Kernel } from '../kernel/kernel';
 import { ServingProxy } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RolloutJob, type RolloutReport } from '../rollout/runner';
+import { countStart } from '../util/starts';
 import { oracleOf } from './oracle';
 
 /** One row of an evaluation: a harness × category (or `all`). */
@@ -98,7 +99,7 @@ export function oracleFor(harness: Harness, turns: readonly OracleTurn[]): Oracl
  */
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
   await mkdir(o.runDir, { recursive: true });
-  const attempt = await nextAttempt(o.runDir);
+  const attempt = await countStart(o.runDir, 'attempts');
   const taskByRollout = new Map<string, { task: Task; harness: Harness }>();
   const jobs: RolloutJob[] = [];
   o.harnesses.forEach(({ harness, options }) => {
@@ -145,13 +146,4 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
   } finally {
     await proxy.stop();
   }
-}
-
-/** Count this start of the evaluation in `<runDir>/attempts` (1 on the first), written before any rollout runs. */
-async function nextAttempt(runDir: string): Promise<number> {
-  const file = join(runDir, 'attempts');
-  const before = Number((await readFile(file, 'utf8').catch(() => '0')).trim()) || 0;
-  await writeFile(`${file}.tmp`, `${before + 1}\n`);
-  await rename(`${file}.tmp`, file);
-  return before + 1;
 }

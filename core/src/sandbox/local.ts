@@ -20,6 +20,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
+import { ownerAlive, startTimeOf } from './owner';
 import { startProcess, warmSpawner } from './spawner';
 
 /** The workspace as processes in a bubblewrap sandbox see it. */
@@ -249,13 +250,6 @@ async function killMarked(match: (value: string, env: string[]) => boolean): Pro
   return [...new Set(killed)];
 }
 
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch { return undefined; }
-}
-
 interface OwnerFile {
   pid: number;
   pidStart?: string;
@@ -265,12 +259,6 @@ interface OwnerFile {
   created: string;
   mode: 'bubblewrap' | 'fallback';
   cgroups: string[];
-}
-
-function ownerAlive(o: OwnerFile): boolean {
-  if (o.pid === process.pid) return true;
-  const start = startTimeOf(o.pid);
-  return start !== undefined && (o.pidStart === undefined || start === o.pidStart);
 }
 
 /** rm -rf that also copes with folders a sandboxed process made read-only. */

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -14,11 +15,12 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
   let proxy: Awaited<ReturnType<typeof startScriptedProxy>>;
   let socketDir: string;
   let socketPath: string;
+  let image: string;
   const runId = `t${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
     dockerd = await startDockerd();
-    const image = await buildSandboxImage(dockerd.dockerHost);
+    image = await buildSandboxImage(dockerd.dockerHost);
     provider = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image });
     proxy = await startScriptedProxy(() => ({ text: 'hello from the model' }));
     socketDir = mkdtempSync(join(tmpdir(), 'clawgym-docker-proxy-'));
@@ -196,24 +198,33 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     expect(existsSync(sb.workspaceHostPath)).toBe(false);
   });
 
-  it('sweep removes the containers and folders a crashed run left, and only that run\'s', async () => {
+  it('sweep (as clawgym gc: every run) removes what a killed runner left, and nothing of a live run beside it', async () => {
     const crashed = `${runId}-crashed`;
-    const other = `${runId}-other`;
-    const left = [await provider.create(spec('a', {}, crashed)), await provider.create(spec('b', {}, crashed))];
-    await left[0]!.exec(['sh', '-c', 'sleep 600 >/dev/null 2>&1 &']); // something still running inside
-    const keep = await provider.create(spec('c', {}, other));
+    const live = `${runId}-live`;
+    // A runner in another process makes two sandboxes (one with a process running inside), then is killed -9.
+    const code = `const { DockerSandboxProvider } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'provider.js'))});
+      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2] });
+        const spec = (r) => ({ runId: process.argv[3], rolloutId: r, limits: {}, modelEndpoint: { socketPath: process.argv[4], url: 'http://127.0.0.1:9' } });
+        const a = await p.create(spec('a')); await p.create(spec('b'));
+        await a.exec(['sh', '-c', 'sleep 600 >/dev/null 2>&1 &']);
+        process.stdout.write('READY\\n'); setInterval(() => {}, 1000); })().catch((e) => { console.error(e); process.exit(1); });`;
+    const runner = spawn(process.execPath, ['-e', code, dockerd.socketPath, image, crashed, socketPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((ok, fail) => { runner.stdout.on('data', (d: Buffer) => { if (d.toString().includes('READY')) ok(); }); runner.on('exit', () => fail(new Error('the runner exited early'))); });
+    runner.kill('SIGKILL');
+    await new Promise((r) => runner.on('exit', r));
+    const keep = await provider.create(spec('c', {}, live)); // this process is alive: its run must survive
     try {
-      const report = await provider.sweep(crashed);
-      expect(report.removed.filter((r) => r.startsWith('container'))).toHaveLength(2);
+      const report = await provider.sweep();
+      expect(report.removed.filter((r) => r.startsWith('container')).sort()).toEqual([expect.stringMatching(/-crashed-a-/), expect.stringMatching(/-crashed-b-/)]);
       const remaining = await provider.docker.listContainers({ all: true, filters: { label: [LABEL_RUN] } });
-      expect(remaining.map((c) => c.Labels[LABEL_RUN])).toEqual([other]);
-      for (const sb of left) expect(existsSync(sb.workspaceHostPath)).toBe(false);
+      expect(remaining.map((c) => c.Labels[LABEL_RUN])).toEqual([live]);
       expect(existsSync(keep.workspaceHostPath)).toBe(true);
-      expect((await provider.sweep(crashed)).removed).toEqual([]);
+      expect((await keep.exec(['true'])).exitCode).toBe(0);
+      expect((await provider.sweep()).removed).toEqual([]);
     } finally {
       await keep.destroy();
     }
-  });
+  }, 120_000);
 
   it('describes its isolation in one line', async () => {
     const line = await provider.describeIsolation();
