@@ -51,19 +51,34 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
  * engines, the local sandbox (bubblewrap, or a warned fallback) and the `cpu` compute kernels.
  */
+/** `sandbox: { use: 'local', options: {...} }`. */
+const LocalSandboxOptionsSchema = z.strictObject({
+  /** Run plain processes where bubblewrap is missing (refused otherwise: no filesystem isolation). */
+  allowUnisolated: z.boolean().optional(),
+  /** Folder the sandboxes live in. */
+  root: z.string().optional(),
+  /** Plain processes even where bubblewrap works (needs allowUnisolated). */
+  forceFallback: z.boolean().optional(),
+  /** Limits by cgroups where possible (default true). */
+  cgroups: z.boolean().optional(),
+});
+
 export const builtins = definePlugin({
   name: 'clawgym:core',
-  options: z.strictObject({}),
-  apply(api) {
+  options: z.strictObject({ localSandbox: LocalSandboxOptionsSchema.optional() }),
+  apply(api, options) {
     api.provide.engine(scripted);
     api.provide.engine(tokenIdProvider('vllm'));
     api.provide.engine(tokenIdProvider('sglang'));
-    api.provide.sandbox(localSandboxProvider({ log: (m) => api.log.warn(m) }));
+    api.provide.sandbox(localSandboxProvider({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
     api.provide.kernels(cpuKernels());
   },
 });
 
 /** Apply core's built-ins to a kernel, as the `@clawgym/core` package. */
 export function useBuiltins(kernel: Kernel): Promise<void> {
-  return kernel.use(builtins(), { packageName: '@clawgym/core', version: CORE_VERSION });
+  // The local sandbox is core's: its slot's options (e.g. allowUnisolated) configure it here.
+  const slot = kernel.config.sandbox;
+  const local = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
+  return kernel.use(builtins(local ? { localSandbox: local } : {}), { packageName: '@clawgym/core', version: CORE_VERSION });
 }

@@ -19,6 +19,7 @@ export const ErrorCodes = {
   PROVIDER_MISSING: 'CLAWGYM_PROVIDER_MISSING',
   ENGINE_FAILED: 'CLAWGYM_ENGINE_FAILED',
   USAGE: 'CLAWGYM_USAGE',
+  SANDBOX_UNISOLATED: 'CLAWGYM_SANDBOX_UNISOLATED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -18,3 +18,4 @@ export { runHarnessOnce } from './harness-e2e';
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';
+export { describeSandboxConformance, commandLinesHolding, type ConformanceSetup, type ConformanceOptions, type Escape } from './sandbox-conformance';
