@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveConfig } from '../config/load';
 import { ErrorCodes } from '../errors';
+import { createKernel, provider } from '../kernel/create';
 import { describeIf, describeSandboxConformance, startScriptedProxy } from '../testing';
 import { bubblewrapPath, localSandboxProvider } from './local';
 import { netnsAvailable, netnsSandboxProvider } from './netns';
@@ -58,8 +60,6 @@ describeIf(ns.ok ? undefined : ns.reason, 'netns sandbox (test kit)', () => {
 
 describe("sandbox: { use: 'local', options } in the config", () => {
   const kernelFor = async (options: Record<string, unknown>) => {
-    const { resolveConfig } = await import('../config/load');
-    const { createKernel, provider } = await import('../kernel/create');
     const kernel = await createKernel(resolveConfig({ sandbox: { use: 'local', options } }, { rootDir: tmpdir() }));
     return { kernel, sandboxes: await provider(kernel, 'sandbox', kernel.config.sandbox) };
   };
