@@ -18,4 +18,4 @@ export { runHarnessOnce } from './harness-e2e';
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';
-export { describeSandboxConformance, commandLinesHolding, type ConformanceSetup, type ConformanceOptions, type Escape } from './sandbox-conformance';
+export { describeSandboxConformance, openEscapeLab, commandLinesHolding, ESCAPES, type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab } from './sandbox-conformance';

@@ -43,110 +43,128 @@ export function commandLinesHolding(text: string): number[] {
   }).map(Number);
 }
 
+/** Two sandboxes of one provider and the host-side bait the escapes go for. */
+export interface EscapeLab {
+  /** Try one escape from sandbox A: true when it got through. Throws when the probe could not run. */
+  attempt(escape: Escape): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** All escapes, in the order the suite tries them. */
+export const ESCAPES: readonly Escape[] = ['write-outside', 'read-other-workspace', 'read-other-key', 'host-loopback', 'signal-host', 'runner-env'];
+
 /**
- * Describe the escape suite for one provider. `setup` runs in `beforeAll`, `teardown` (if
- * given) in `afterAll`.
+ * Set up the escape lab on `s.provider`: sandbox A (the attacker) and sandbox B (a victim with a
+ * file in its workspace and a process holding its API key), a service on the host's loopback,
+ * and two host processes (one with a secret in its environment, standing for the runner; one to
+ * signal). Used by {@link describeSandboxConformance} and by `bench:faults`.
  */
-export function describeSandboxConformance(name: string, setup: () => Promise<ConformanceSetup>, options: ConformanceOptions = {}, teardown?: () => Promise<void>): void {
-  const timeout = options.timeoutMs ?? 30_000;
-  const open = options.open ?? {};
-  describe(`sandbox conformance: ${name}`, () => {
-    let s: ConformanceSetup;
-    let a: Sandbox;
-    let b: Sandbox;
-    let hostServer: Server;
-    let hostPort = 0;
-    let hostChild: ChildProcess;
-    let victim: ChildProcess;
-    const runnerSecret = secret('runner-env');
-    const otherKey = secret('other-key');
-    const otherFile = secret('other-file');
-    const runId = `conf${randomBytes(3).toString('hex')}`;
-    let bHolder: Promise<unknown> | undefined;
-    const node = () => s.node ?? 'node';
-    /** Run a probe in sandbox A; a probe that did not run would make every escape look blocked, so it must say it ran. */
-    const inA = async (code: string) => {
-      const r = await a.exec([node(), '-e', `${code}\n;console.log('PROBE-RAN')`], { timeoutMs: 15_000 });
-      expect({ exitCode: r.exitCode, ran: r.stdout.includes('PROBE-RAN'), stderr: r.stderr }).toEqual({ exitCode: 0, ran: true, stderr: '' });
-      return r;
-    };
+export async function openEscapeLab(s: ConformanceSetup): Promise<EscapeLab> {
+  const runnerSecret = secret('runner-env');
+  const otherKey = secret('other-key');
+  const otherFile = secret('other-file');
+  const runId = `conf${randomBytes(3).toString('hex')}`;
+  const node = s.node ?? 'node';
+  const spec = (rolloutId: string) => ({ runId, rolloutId, limits: {}, modelEndpoint: { socketPath: s.socketPath, url: s.url } });
+  const a: Sandbox = await s.provider.create(spec('a'));
+  const b: Sandbox = await s.provider.create(spec('b'));
+  await b.writeFile('secret.txt', otherFile);
+  const bHolder = b.exec([node, '-e', 'setInterval(() => {}, 1000)'], { env: { ANTHROPIC_API_KEY: otherKey }, timeoutMs: 120_000 });
+  const hostServer: Server = createServer((c) => { c.end('host-service\n'); });
+  await new Promise<void>((r) => hostServer.listen(0, '127.0.0.1', () => r()));
+  const hostPort = (hostServer.address() as { port: number }).port;
+  const hostChild: ChildProcess = spawn('/bin/sleep', ['120'], { env: { PATH: '/usr/bin:/bin', CLAWGYM_RUNNER_SECRET: runnerSecret }, stdio: 'ignore' });
+  const victim: ChildProcess = spawn('/bin/sleep', ['120'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300)); // b's holder is up
 
-    beforeAll(async () => {
-      s = await setup();
-      const spec = (rolloutId: string) => ({ runId, rolloutId, limits: {}, modelEndpoint: { socketPath: s.socketPath, url: s.url } });
-      a = await s.provider.create(spec('a'));
-      b = await s.provider.create(spec('b'));
-      // The other sandbox: a file in its workspace, and a process holding its key in its environment.
-      await b.writeFile('secret.txt', otherFile);
-      bHolder = b.exec([node(), '-e', 'setInterval(() => {}, 1000)'], { env: { ANTHROPIC_API_KEY: otherKey }, timeoutMs: 60_000 });
-      hostServer = createServer((c) => { c.end('host-service\n'); });
-      await new Promise<void>((r) => hostServer.listen(0, '127.0.0.1', () => r()));
-      hostPort = (hostServer.address() as { port: number }).port;
-      // Stands for the runner: a host process with a secret in its environment.
-      hostChild = spawn('/bin/sleep', ['120'], { env: { PATH: '/usr/bin:/bin', CLAWGYM_RUNNER_SECRET: runnerSecret }, stdio: 'ignore' });
-      victim = spawn('/bin/sleep', ['120'], { stdio: 'ignore' });
-      await new Promise((r) => setTimeout(r, 300)); // b's holder is up
-    }, 120_000);
-
-    afterAll(async () => {
-      hostChild?.kill('SIGKILL');
-      victim?.kill('SIGKILL');
-      await new Promise<void>((r) => (hostServer ? hostServer.close(() => r()) : r()));
-      await a?.destroy();
-      await b?.destroy();
-      await bHolder?.catch(() => undefined);
-      await teardown?.();
-    }, 60_000);
-
-    const check = (escape: Escape, title: string, attempt: () => Promise<boolean>) => {
-      const why = open[escape];
-      it(why ? `${title}: OPEN (${why})` : `${title}: blocked`, async () => {
-        const escaped = await attempt();
-        expect({ escape, escaped }).toEqual({ escape, escaped: why !== undefined });
-      }, timeout);
-    };
-
-    check('write-outside', 'writing outside the workspace and HOME', async () => {
+  /** Run a probe in A; a probe that did not run would make every escape look blocked, so it must say it ran. */
+  const inA = async (code: string) => {
+    const r = await a.exec([node, '-e', `${code}\n;console.log('PROBE-RAN')`], { timeoutMs: 15_000 });
+    if (r.exitCode !== 0 || !r.stdout.includes('PROBE-RAN') || r.stderr !== '') throw new Error(`the escape probe did not run (exit ${r.exitCode}): ${r.stderr.slice(0, 500)}`);
+    return r;
+  };
+  const probes: Record<Escape, () => Promise<boolean>> = {
+    'write-outside': async () => {
       const targets = [join(tmpdir(), `${secret('escape')}.txt`), join(dirname(a.workspaceHostPath), `${secret('escape')}.txt`), `/etc/${secret('escape')}`, `/root/${secret('escape')}`];
       await inA(`for (const t of ${JSON.stringify(targets)}) { try { require('fs').writeFileSync(t, 'x'); } catch {} }`);
       const landed = targets.filter((t) => existsSync(t));
       for (const t of landed) rmSync(t, { force: true });
       return landed.length > 0;
-    });
-
-    check('read-other-workspace', 'reading another sandbox\'s workspace', async () => {
+    },
+    'read-other-workspace': async () => {
       const r = await inA(`const fs = require('fs'); const out = [];
         for (const p of ${JSON.stringify([join(b.workspaceHostPath, 'secret.txt'), `${b.workspacePath}/secret.txt`])}) { try { out.push(fs.readFileSync(p, 'utf8')); } catch {} }
         console.log(out.join('\\n'));`);
       return r.stdout.includes(otherFile);
-    });
-
-    check('read-other-key', 'reading another sandbox\'s API key (its processes\' environment, any command line)', async () => {
+    },
+    'read-other-key': async () => {
       const r = await inA(`const fs = require('fs'); let out = '';
         for (const d of fs.readdirSync('/proc')) { for (const f of ['environ', 'cmdline']) { try { out += fs.readFileSync('/proc/' + d + '/' + f, 'latin1'); } catch {} } }
         console.log(out);`);
       // Nor on the host: a key on any command line is readable by every user (ps).
       return r.stdout.includes(otherKey) || commandLinesHolding(otherKey).length > 0;
-    });
-
-    check('host-loopback', 'reaching a service on the host\'s loopback', async () => {
+    },
+    'host-loopback': async () => {
       const r = await inA(`const s = require('net').connect(${hostPort}, '127.0.0.1');
         const t = setTimeout(() => { console.log('unreachable (timeout)'); s.destroy(); }, 3000);
         s.on('data', (d) => { console.log('got ' + d); clearTimeout(t); s.destroy(); }); s.on('error', () => { console.log('unreachable'); clearTimeout(t); });`);
       return r.stdout.includes('host-service');
-    });
-
-    check('signal-host', 'signalling a host process', async () => {
+    },
+    'signal-host': async () => {
       await inA(`try { process.kill(${victim.pid}, 'SIGKILL'); } catch {}`);
       await new Promise((r) => setTimeout(r, 200));
       return victim.exitCode !== null || victim.signalCode !== null;
-    });
-
-    check('runner-env', 'reading the runner\'s environment', async () => {
+    },
+    'runner-env': async () => {
       const r = await inA(`const fs = require('fs'); let out = JSON.stringify(process.env);
         for (const d of fs.readdirSync('/proc')) { try { out += fs.readFileSync('/proc/' + d + '/environ', 'latin1'); } catch {} }
         console.log(out);`);
       return r.stdout.includes(runnerSecret);
-    });
+    },
+  };
+  return {
+    attempt: (escape) => probes[escape](),
+    async close() {
+      hostChild.kill('SIGKILL');
+      victim.kill('SIGKILL');
+      await new Promise<void>((r) => hostServer.close(() => r()));
+      await a.destroy();
+      await b.destroy();
+      await bHolder.catch(() => undefined);
+    },
+  };
+}
+
+const TITLES: Record<Escape, string> = {
+  'write-outside': 'writing outside the workspace and HOME',
+  'read-other-workspace': 'reading another sandbox\'s workspace',
+  'read-other-key': 'reading another sandbox\'s API key (its processes\' environment, any command line)',
+  'host-loopback': 'reaching a service on the host\'s loopback',
+  'signal-host': 'signalling a host process',
+  'runner-env': 'reading the runner\'s environment',
+};
+
+/**
+ * Describe the escape suite for one provider (jest). `setup` runs in `beforeAll`, `teardown`
+ * (if given) in `afterAll`. Each escape must be blocked, unless `options.open` names it with
+ * why: then it must be open, so that list stays true.
+ */
+export function describeSandboxConformance(name: string, setup: () => Promise<ConformanceSetup>, options: ConformanceOptions = {}, teardown?: () => Promise<void>): void {
+  const timeout = options.timeoutMs ?? 30_000;
+  const open = options.open ?? {};
+  describe(`sandbox conformance: ${name}`, () => {
+    let lab: EscapeLab | undefined;
+    beforeAll(async () => { lab = await openEscapeLab(await setup()); }, 120_000);
+    afterAll(async () => {
+      await lab?.close();
+      await teardown?.();
+    }, 60_000);
+    for (const escape of ESCAPES) {
+      const why = open[escape];
+      it(why ? `${TITLES[escape]}: OPEN (${why})` : `${TITLES[escape]}: blocked`, async () => {
+        const escaped = await lab!.attempt(escape);
+        expect({ escape, escaped }).toEqual({ escape, escaped: why !== undefined });
+      }, timeout);
+    }
   });
 }
