@@ -152,3 +152,16 @@ describe('proxy failures before generation', () => {
     expect(await p.proxy.closeSession('victim-1')).toEqual({ calls: 0, infraFailure: undefined });
   });
 });
+
+describe('oversized bodies', () => {
+  it('a client still sending a body over the limit reads the 413, declared or chunked, on a closing connection', async () => {
+    const s = p.proxy.openSession('oversized-1');
+    const body = JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'x'.repeat(4 * 1024 * 1024) }] });
+    const post = (chunked: boolean) => new Promise<number>((done) => {
+      const req = request(`${s.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${s.apiKey}`, connection: 'close', ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': Buffer.byteLength(body) }) } }, (res) => { res.resume(); res.on('end', () => done(res.statusCode ?? 0)); });
+      req.on('error', () => done(0)); // a reset: the client never saw the answer
+      if (chunked) { for (let i = 0; i < body.length; i += 256 * 1024) req.write(body.slice(i, i + 256 * 1024)); req.end(); } else req.end(body);
+    });
+    for (let i = 0; i < 5; i++) expect([await post(false), await post(true)]).toEqual([413, 413]);
+  }, 60_000);
+});

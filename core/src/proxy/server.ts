@@ -62,18 +62,38 @@ function presentedKey(req: IncomingMessage): string | undefined {
   return auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
 }
 
+/** How long an oversized body is read (and dropped) so that the client, still sending it, can read the 413. */
+const DRAIN_MS = 10_000;
+
+/**
+ * Refuse an oversized body only once the client has finished sending it (its bytes are read and
+ * dropped, nothing is kept): answered at once, the connection closes under a client still
+ * writing, which then sees a reset instead of the 413. A client that never finishes gets the
+ * answer after {@link DRAIN_MS}.
+ */
+function refuseAfterDrain(req: IncomingMessage, err: WireError, reject: (e: WireError) => void): void {
+  const timer = setTimeout(() => reject(err), DRAIN_MS);
+  const done = () => { clearTimeout(timer); reject(err); };
+  req.removeAllListeners('data');
+  req.on('data', () => undefined);
+  req.once('end', done);
+  req.once('error', done);
+  req.resume();
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) { reject(new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`)); return; }
+    if (declared > limit) { refuseAfterDrain(req, new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`), reject); return; }
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > limit) { reject(new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`)); req.resume(); return; }
+      if (size > limit) { refused = true; chunks.length = 0; refuseAfterDrain(req, new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`), reject); return; }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => { if (!refused) resolve(Buffer.concat(chunks)); });
     req.on('error', reject);
   });
 }
