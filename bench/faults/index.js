@@ -3,7 +3,7 @@
 // proxy, the rollout loop, the sandboxes and the run directory, counted over every case.
 //
 //   crashes         a server or run that died or hung when it should not have (or a resume that failed)
-//   server_errors   5xx answers to client mistakes
+//   server_errors   5xx answers to client mistakes (and to valid requests: the engine here is healthy)
 //   lost_records    calls whose complete response reached the client but not the records
 //                   (and call files that lost lines or mixed two servers' / attempts' calls)
 //   misclassified   rollouts with the wrong outcome, client mistakes answered with the wrong status
@@ -116,7 +116,8 @@ async function proxyCases() {
     const r = await request(`${s.base}${f.path}`, { key: s.key, body: text });
     const ok = r.status === 200 && f.done(r.text);
     if (ok) complete.set(s.id, (complete.get(s.id) ?? 0) + 1);
-    const serverError = r.status >= 500 && expect !== 200 ? 1 : 0;
+    // No request of this section should get a 5xx: the engine is healthy, so any 5xx is the proxy's.
+    const serverError = r.status >= 500 ? 1 : 0;
     if (r.status !== expect) log(`    ${name} (${format}): got ${r.status} ${r.text.slice(0, 160)}`);
     tally(`${name} (${format}${stream ? ', streamed' : ''})`, { server_errors: serverError, misclassified: r.status !== expect && !serverError ? 1 : 0, crashes: serve.alive() ? 0 : 1 });
     return r;
@@ -312,6 +313,51 @@ async function gcBesideLiveRun() {
   await Promise.race([L.exited, sleep(20_000)]);
 }
 
+/** Docker, on a private dockerd of the bench's own: the escape lab, and `clawgym gc` beside a live run. */
+async function docker() {
+  let plugin;
+  try { plugin = require('../../plugins/sandbox-docker/dist/index.js'); } catch { log('docker: plugin not built, skipped'); return; }
+  const missing = plugin.dockerdMissing();
+  if (missing) { log(`docker: skipped (${missing})`); return; }
+  log('docker: escape attempts, and gc beside a live run (private dockerd)');
+  const dockerd = await plugin.startDockerd();
+  const p = await startScriptedProxy(() => ({ text: 'ok' }));
+  const sockDir = mkdtempSync(join(tmpdir(), 'bench-faults-sock-'));
+  made.push(sockDir);
+  const socketPath = join(sockDir, 'proxy.sock');
+  await p.proxy.listenUnix(socketPath);
+  try {
+    const image = await plugin.buildSandboxImage(dockerd.dockerHost);
+    const provider = new plugin.DockerSandboxProvider({ socketPath: dockerd.socketPath, image });
+    const lab = await openEscapeLab({ provider, socketPath, url: p.url, node: 'node' });
+    try {
+      for (const e of ESCAPES) tally(`escape ${e} (docker)`, { escapes: (await lab.attempt(e)) ? 1 : 0 });
+    } finally { await lab.close(); }
+    // A runner in another process makes two sandboxes and is killed -9; this process keeps one of a live run.
+    const code = `const { DockerSandboxProvider } = require(${JSON.stringify(join(repo, 'plugins', 'sandbox-docker', 'dist', 'provider.js'))});
+      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2] });
+        for (const r of ['a', 'b']) await p.create({ runId: 'bench-dead', rolloutId: r, limits: {}, modelEndpoint: { socketPath: process.argv[3], url: 'http://127.0.0.1:9' } });
+        process.stdout.write('READY\\n'); setInterval(() => {}, 1000); })().catch((e) => { console.error(e); process.exit(1); });`;
+    const dead = spawn(process.execPath, ['-e', code, dockerd.socketPath, image, socketPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((ok, fail) => { dead.stdout.on('data', (d) => { if (String(d).includes('READY')) ok(); }); dead.on('exit', () => fail(new Error('the docker runner exited early'))); });
+    dead.kill('SIGKILL');
+    await new Promise((r) => dead.on('exit', r));
+    const live = await provider.create({ runId: 'bench-live', rolloutId: 'l', limits: {}, modelEndpoint: { socketPath, url: p.url } });
+    try {
+      const dir = project(`{ sandbox: 'docker' }`);
+      const gc = spawnSync(process.execPath, [bin, 'gc'], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, DOCKER_HOST: dockerd.dockerHost } });
+      const left = await provider.docker.listContainers({ all: true, filters: { label: [plugin.LABEL_RUN] } });
+      const liveGone = left.some((c) => c.Labels[plugin.LABEL_RUN] === 'bench-live') ? 0 : 1;
+      const deadLeft = left.filter((c) => c.Labels[plugin.LABEL_RUN] === 'bench-dead').length;
+      if (gc.status !== 0 || deadLeft) log(`    gc exit ${gc.status}: ${gc.stdout}${gc.stderr}`.slice(0, 400));
+      tally('docker: gc removes the killed run\'s containers and nothing of the live run', { gc_live_removed: liveGone, crashes: gc.status === 0 ? 0 : 1, misclassified: deadLeft });
+    } finally { await live.destroy(); }
+  } finally {
+    await p.close();
+    await dockerd.stop();
+  }
+}
+
 // ------------------------------------------------------------------------------------------
 // kill -9 of `clawgym run` at a rollout, an update and an evaluation, then --resume
 
@@ -368,6 +414,7 @@ async function killRunAt(point) {
     await faultAccounting();
     await sandboxEscapes();
     await gcBesideLiveRun();
+    await docker();
     log('run: kill -9 at a rollout, an update and an evaluation, then --resume');
     for (const point of ['rollout', 'update', 'evaluation']) await killRunAt(point);
   } finally {
