@@ -4,6 +4,10 @@ import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } f
 import { eventsToMessage } from './output';
 import { appendAll } from '../util/append';
 import { IdChunks } from '../util/id-chunks';
+import { jsonNestingDepth } from '../util/json-depth';
+
+/** Deepest tool call the parser accepts (the proxy refuses requests nesting deeper than 128). */
+const MAX_CALL_DEPTH = 128;
 
 /** Ids of the special tokens ChatML needs, in the engine's vocabulary. */
 export interface ChatMlSpecials {
@@ -164,6 +168,9 @@ function toolCallJson(name: string, args: string): string {
 
 /** `{"name": ..., "arguments": {...}}` → name and JSON arguments, or undefined if malformed. */
 export function parseToolCall(raw: string): { name: string; arguments: string } | undefined {
+  // A model can write JSON nested deeper than JSON.stringify can recurse: that is a malformed
+  // call (it goes back as text), not an engine failure.
+  if (jsonNestingDepth(raw) > MAX_CALL_DEPTH) return undefined;
   let value: unknown;
   try { value = JSON.parse(raw.trim()); } catch { return undefined; }
   if (typeof value !== 'object' || value === null) return undefined;

@@ -66,3 +66,22 @@ describe('Responses-format error types', () => {
     }
   });
 });
+
+describe('a model writing a tool call nested deeper than JSON.stringify can recurse', () => {
+  it('gets it back as text (a malformed call), not an engine failure', async () => {
+    const nested = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const q = await startScriptedProxy(() => ({ raw: `<tool_call>{"name":"t","arguments":{"a":${nested}}}</tool_call>` }));
+    try {
+      const s = q.proxy.openSession('deep-output');
+      const res = await fetch(`${s.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${s.apiKey}` }, body: JSON.stringify({ model: 'm', max_tokens: 300_000, messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 't', parameters: { type: 'object' } } }] }) });
+      const text = await res.text();
+      expect({ status: res.status, text: text.slice(0, 300) }).toMatchObject({ status: 200 });
+      const msg = ((JSON.parse(text)) as { choices: { message: { content: string; tool_calls?: unknown[] } }[] }).choices[0]!.message;
+      expect(msg.tool_calls ?? []).toEqual([]);
+      expect(msg.content.startsWith('<tool_call>{"name":"t"')).toBe(true);
+      expect(await q.proxy.closeSession('deep-output')).toEqual({ calls: 1, infraFailure: undefined });
+    } finally {
+      await q.close();
+    }
+  }, 30_000);
+});
