@@ -77,7 +77,7 @@ describeIf(missing, 'real rollouts: Claude Code and OpenClaw in bubblewrap, agen
 
   it('2 OpenClaw rollouts in bubblewrap sandboxes', async () => {
     const oc = openclaw as { bin: string; node: string };
-    await runAll(localSandboxProvider(), openClawHarness, 'oc', 2, { node: oc.node, entry: oc.bin }, [join(HARNESS_DIR, 'openclaw')], 180_000);
+    await runAll(localSandboxProvider(), openClawHarness, 'oc', 2, { node: oc.node, entry: oc.bin }, [join(HARNESS_DIR, 'openclaw'), join(HARNESS_DIR, 'node24')], 180_000);
   }, 300_000);
 
   it('4 agentloop rollouts in Docker sandboxes', async () => {

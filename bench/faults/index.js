@@ -335,7 +335,7 @@ async function docker() {
     } finally { await lab.close(); }
     // A runner in another process makes two sandboxes and is killed -9; this process keeps one of a live run.
     const code = `const { DockerSandboxProvider } = require(${JSON.stringify(join(repo, 'plugins', 'sandbox-docker', 'dist', 'provider.js'))});
-      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2] });
+      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2], warmPool: 0 });
         for (const r of ['a', 'b']) await p.create({ runId: 'bench-dead', rolloutId: r, limits: {}, modelEndpoint: { socketPath: process.argv[3], url: 'http://127.0.0.1:9' } });
         process.stdout.write('READY\\n'); setInterval(() => {}, 1000); })().catch((e) => { console.error(e); process.exit(1); });`;
     const dead = spawn(process.execPath, ['-e', code, dockerd.socketPath, image, socketPath], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -351,7 +351,7 @@ async function docker() {
       const deadLeft = left.filter((c) => c.Labels[plugin.LABEL_RUN] === 'bench-dead').length;
       if (gc.status !== 0 || deadLeft) log(`    gc exit ${gc.status}: ${gc.stdout}${gc.stderr}`.slice(0, 400));
       tally('docker: gc removes the killed run\'s containers and nothing of the live run', { gc_live_removed: liveGone, crashes: gc.status === 0 ? 0 : 1, misclassified: deadLeft });
-    } finally { await live.destroy(); }
+    } finally { await live.destroy(); await provider.close?.(); }
   } finally {
     await p.close();
     await dockerd.stop();

@@ -1,12 +1,15 @@
 'use strict';
-// bench:sandbox — create + run `true` + destroy latency of each sandbox kind against a bare spawn of
-// the same command in the same run, and sustained agentloop rollouts per minute (scripted engine,
-// bubblewrap sandboxes) at the best concurrency, with the infrastructure-failure rate.
+// bench:sandbox — create + run `true` + destroy latency of each sandbox kind against its reference in
+// the same run: a bare spawn of `true`, a bare `bwrap --unshare-all … true` (when bubblewrap is
+// installed), and `docker run --rm <image> true` (when a private dockerd can run). The Docker
+// sandbox is measured with its warm pool warm, one sandbox every DOCKER_GAP_MS (a rate the pool
+// refills at), and cold (warmPool 0). Then sustained agentloop rollouts per minute (scripted
+// engine, local sandboxes) at the best concurrency, with the infrastructure-failure rate.
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join, dirname } = require('node:path');
-const { localSandboxProvider, RolloutRunner } = require('../../core/dist/index.js');
+const { bubblewrapPath, localSandboxProvider, RolloutRunner } = require('../../core/dist/index.js');
 const { startScriptedProxy } = require('../../core/dist/testing/index.js');
 const { agentLoopHarness, AGENTLOOP_BIN } = require('../../plugins/harness-agentloop/dist/index.js');
 const docker = require('../../plugins/sandbox-docker/dist/index.js');
@@ -14,9 +17,13 @@ const docker = require('../../plugins/sandbox-docker/dist/index.js');
 const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-async function latency(provider, socketPath, n) {
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const DOCKER_GAP_MS = Number(process.env.DOCKER_GAP_MS ?? 400);
+
+async function latency(provider, socketPath, n, gapMs = 0) {
   const times = [];
   for (let i = 0; i < n; i++) {
+    if (gapMs) await sleep(gapMs);
     const t0 = now();
     const sb = await provider.create({ runId: 'bench-sandbox', rolloutId: `lat-${i}`, limits: {}, modelEndpoint: { socketPath, url: '' } });
     const r = await sb.exec(['true']);
@@ -42,23 +49,39 @@ async function main() {
   const socketPath = join(dir, 'proxy.sock');
   await p.proxy.listenUnix(socketPath);
 
-  const spawnTimes = [];
-  for (let i = 0; i < 40; i++) { const t0 = now(); spawnSync('true'); spawnTimes.push(now() - t0); }
-  const bwrap = await latency(localSandboxProvider(), socketPath, 40);
+  const timed = (n, f) => { const xs = []; for (let i = 0; i < n; i++) { const t0 = now(); f(); xs.push(now() - t0); } return xs; };
+  const spawnTimes = timed(40, () => spawnSync('true'));
+  const bwrapBin = bubblewrapPath();
+  // The reference the issue names: bubblewrap alone, every namespace unshared, nothing of ours.
+  const bareBwrap = bwrapBin ? timed(40, () => spawnSync(bwrapBin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', 'true'])) : [NaN];
+  const local = await latency(localSandboxProvider(), socketPath, 40);
   const fallback = await latency(localSandboxProvider({ forceFallback: true, allowUnisolated: true, log: () => {} }), socketPath, 40);
-  let dockerTimes = [NaN];
+  let dockerWarm = [NaN];
+  let dockerCold = [NaN];
+  let dockerRun = [NaN];
   let dockerd;
   if (!docker.dockerdMissing()) {
     dockerd = await docker.startDockerd();
     const image = await docker.buildSandboxImage(dockerd.dockerHost);
-    dockerTimes = await latency(docker.dockerSandboxProvider({ socketPath: dockerd.socketPath, image }), socketPath, 15);
+    const warm = docker.dockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 2 });
+    await latency(warm, socketPath, 2, DOCKER_GAP_MS); // the first one is cold and starts the pool
+    dockerWarm = await latency(warm, socketPath, 20, DOCKER_GAP_MS);
+    await warm.close();
+    dockerCold = await latency(docker.dockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 0 }), socketPath, 10);
+    dockerRun = timed(10, () => {
+      const r = spawnSync('docker', ['-H', dockerd.dockerHost, 'run', '--rm', '--network', 'none', image, 'true']);
+      if (r.status !== 0) throw new Error(`docker run failed: ${r.stderr}`);
+    });
   }
-  const line = (name, xs) => console.log(`${name.padEnd(22)} p50 ${pct(xs, 0.5).toFixed(1).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(1).padStart(7)} ms`);
+  const line = (name, xs) => console.log(`${name.padEnd(34)} p50 ${pct(xs, 0.5).toFixed(1).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(1).padStart(7)} ms`);
   console.log('create + exec `true` + destroy:');
   line('bare spawn of `true`', spawnTimes);
-  line('local (bubblewrap)', bwrap);
+  line('bare bwrap --unshare-all true', bareBwrap);
+  line(bwrapBin ? 'local (bubblewrap)' : 'local (no bubblewrap here)', local);
   line('local (fallback)', fallback);
-  line('docker', dockerTimes);
+  line(`docker, warm pool (1 per ${DOCKER_GAP_MS} ms)`, dockerWarm);
+  line('docker, no pool', dockerCold);
+  line('docker run --rm <image> true', dockerRun);
 
   // Sustained agentloop rollouts in bubblewrap sandboxes.
   let best = { concurrency: 0, perMin: 0, infra: 0, n: 0 };
@@ -82,6 +105,8 @@ async function main() {
   await p.close();
   await dockerd?.stop();
   rmSync(dir, { recursive: true, force: true });
-  console.log(`RESULT sandbox bwrap_p50_ms=${pct(bwrap, 0.5).toFixed(1)} bwrap_p99_ms=${pct(bwrap, 0.99).toFixed(1)} fallback_p50_ms=${pct(fallback, 0.5).toFixed(1)} spawn_p50_ms=${pct(spawnTimes, 0.5).toFixed(2)} docker_p50_ms=${pct(dockerTimes, 0.5).toFixed(1)} docker_p99_ms=${pct(dockerTimes, 0.99).toFixed(1)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
+  const p50 = (xs) => pct(xs, 0.5);
+  const localKey = bwrapBin ? 'bwrap' : 'local_nobwrap';
+  console.log(`RESULT sandbox ${localKey}_p50_ms=${p50(local).toFixed(1)} ${localKey}_p99_ms=${pct(local, 0.99).toFixed(1)} bare_bwrap_p50_ms=${p50(bareBwrap).toFixed(1)} local_minus_bare_ms=${(p50(local) - p50(bareBwrap)).toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
 }
 main().catch((e) => { console.error(e); process.exit(1); });

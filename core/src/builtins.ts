@@ -1,14 +1,20 @@
 import { z } from 'zod';
 import type { EngineProvider } from './contracts/engine';
+import type { SandboxProvider } from './contracts/sandbox';
+import { onPath } from './util/which';
 import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
-import { byteChatMl } from './engine/byte-chatml';
 import { ScriptedEngine, type ScriptedTurn } from './engine/scripted';
 import { createTokenIdEngine } from './engine/token-id-client';
-import { localSandboxProvider } from './sandbox/local';
+import { localSandboxProvider, type LocalSandboxOptions } from './sandbox/local';
 import { cpuKernels } from './kernels/cpu';
+import { htmlReporter } from './report/reporters';
+import { tensorboardReporter } from './report/tensorboard/reporter';
+import { clippedTisLoss } from './train/policy-loss';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
+import { ClawGymError, ErrorCodes } from './errors';
+import { loadChatModel } from './model/load';
 
 const Turn = z.strictObject({
   text: z.string().optional(),
@@ -34,23 +40,52 @@ const TokenIdOptions = z.strictObject({
   model: z.string(),
   apiKey: z.string().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
-  /** The server's context (vLLM's max_model_len): the proxy refuses longer prompts itself. */
+  /** The server's context (vLLM's max_model_len): the proxy refuses longer prompts itself. Default: config.json's. */
   contextLength: z.number().int().positive().optional(),
+  /** The served model's Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template). */
+  tokenizer: z.string().min(1),
+  /** What the server's logprobs are: vLLM needs `--logprobs-mode processed_logprobs` for `processed` (default `raw`). */
+  logprobs: z.enum(['processed', 'raw']).optional(),
+  /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
+  templateKwargs: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** vLLM or SGLang over HTTP with token ids in and out (byte-level template until model tokenizers land). */
+/**
+ * vLLM or SGLang over HTTP with token ids in and out, prompts rendered with the served model's
+ * own tokenizer and chat template (`options.tokenizer`: its Hugging Face folder).
+ */
 const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
   name: flavor,
-  async create(options) {
-    const o = parseWithSchema(TokenIdOptions, options, `options of engine "${flavor}"`);
-    return createTokenIdEngine({ flavor, ...o, ...byteChatMl() });
+  async create(options, ctx) {
+    if (typeof options.tokenizer !== 'string' || !options.tokenizer) {
+      // Ids from any other tokenizer would mean nothing to the served model: refuse, and say what to pass.
+      throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `engine "${flavor}" needs engine.options.tokenizer: the folder with the served model's tokenizer.json and chat template`, {
+        hint: `e.g. engine: { use: '${flavor}', options: { baseUrl: 'http://127.0.0.1:8000', model: 'Qwen/Qwen3-8B', tokenizer: './models/qwen3-8b' } } — ` +
+          'the folder `huggingface-cli download <model> --include "*.json" "*.jinja" --local-dir <folder>` writes',
+      });
+    }
+    const { tokenizer: folder, templateKwargs, ...o } = parseWithSchema(TokenIdOptions, options, `options of engine "${flavor}"`);
+    const model = loadChatModel(folder, { rootDir: ctx.rootDir, templateKwargs });
+    return createTokenIdEngine({ flavor, ...o, contextLength: o.contextLength ?? model.contextLength, tokenizer: model.tokenizer, chatTemplate: model.chatTemplate });
   },
 });
 
 /**
- * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap, or a warned fallback) and the `cpu` compute kernels.
+ * The local sandbox with its self-check: it isolates with bubblewrap and, without it, refuses
+ * to run unless allowUnisolated says so, so a missing `bwrap` is what doctor names.
  */
+function checkedLocalSandbox(options: LocalSandboxOptions): SandboxProvider {
+  const local = localSandboxProvider(options);
+  return Object.assign(local, {
+    async check() {
+      const bwrap = onPath('bwrap');
+      return bwrap
+        ? { ok: true, reason: `bubblewrap at ${bwrap}` }
+        : { ok: false, reason: 'bubblewrap (bwrap) is not on PATH: the local sandbox refuses to run (sandbox options allowUnisolated: true runs plain processes without file isolation)', install: 'apt-get install -y bubblewrap' };
+    },
+  });
+}
+
 /** `sandbox: { use: 'local', options: {...} }`. */
 const LocalSandboxOptionsSchema = z.strictObject({
   /** Run plain processes where bubblewrap is missing (refused otherwise: no filesystem isolation). */
@@ -63,6 +98,12 @@ const LocalSandboxOptionsSchema = z.strictObject({
   cgroups: z.boolean().optional(),
 });
 
+/**
+ * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
+ * engines, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the `cpu` compute kernels, the
+ * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
+ * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
+ */
 export const builtins = definePlugin({
   name: 'clawgym:core',
   options: z.strictObject({ localSandbox: LocalSandboxOptionsSchema.optional() }),
@@ -70,8 +111,11 @@ export const builtins = definePlugin({
     api.provide.engine(scripted);
     api.provide.engine(tokenIdProvider('vllm'));
     api.provide.engine(tokenIdProvider('sglang'));
-    api.provide.sandbox(localSandboxProvider({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
+    api.provide.sandbox(checkedLocalSandbox({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
     api.provide.kernels(cpuKernels());
+    api.provide.reporter(tensorboardReporter());
+    api.provide.reporter(htmlReporter);
+    api.provide.policyLoss(clippedTisLoss);
   },
 });
 

@@ -1,3 +1,4 @@
+import type { CanonicalConversation } from './contracts/messages';
 import type { HarnessRunResult } from './contracts/harness';
 import type { ExecResult } from './contracts/sandbox';
 import { sep } from 'node:path';
@@ -16,4 +17,20 @@ export function installRootOf(bin: string | undefined): string[] {
 /** A harness result from its process's exit: the code, whether it timed out, the last 4 kB of output. */
 export function harnessResult(r: ExecResult): HarnessRunResult {
   return { exitCode: r.exitCode, timedOut: r.timedOut, logTail: `${r.stdout}\n${r.stderr}`.slice(-4000) };
+}
+
+/** The text of a conversation's leading system messages, joined (what classifiers read). */
+export function systemText(conversation: CanonicalConversation): string {
+  const out: string[] = [];
+  for (const m of conversation.messages) {
+    if (m.role !== 'system') break;
+    for (const p of m.parts) if (p.type === 'text') out.push(p.text);
+  }
+  return out.join('\n');
+}
+
+/** The text of the last user message (what a harness appends for a compaction or summary call). */
+export function lastUserText(conversation: CanonicalConversation): string {
+  const m = [...conversation.messages].reverse().find((x) => x.role === 'user');
+  return m ? m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
 }

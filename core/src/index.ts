@@ -3,7 +3,7 @@
  * every plugin kind implements, config loading, and the `clawgym` CLI.
  */
 export * from './contracts';
-export { ClawGymError, ErrorCodes, isClawGymError, type ErrorCode } from './errors';
+export { ClawGymError, ErrorCodes, isClawGymError, messageOf, type ErrorCode } from './errors';
 export { CORE_VERSION } from './version';
 export {
   createHooks, HOOK_NAMES, HookStage,
@@ -18,9 +18,9 @@ export {
 } from './kernel/plugin';
 export { Registry, type PluginOrigin, type RegistryEntry } from './kernel/registry';
 export { Kernel, assertCompatible } from './kernel/kernel';
-export { Tokens } from './kernel/tokens';
-export { tapAlgorithm } from './kernel/algorithm';
-export { createKernel, provider, slotName, slotOptions, trainerOptions, usePluginRef, type SlotRef } from './kernel/create';
+export { Tokens } from './run/tokens';
+export { provider, slotName, slotOptions, trainerOptions, usePluginRef, type SlotRef } from './kernel/create';
+export { createKernel } from './run/create-kernel';
 export { pluginCandidates, findPluginPackage, loadPluginFromPackage, type PluginPackage } from './kernel/resolve';
 export { discoverPluginPackages } from './kernel/discover';
 export { defineConfig } from './config/define';
@@ -43,11 +43,11 @@ export { TitoLedger, type PreparedPrompt } from './proxy/ledger';
 export { CallStore } from './rollout/call-store';
 export { createNetnsSandbox, netnsAvailable, netnsSandboxProvider, SANDBOX_PROXY_PORT } from './sandbox/netns';
 export { startForwarder } from './sandbox/forwarder';
-export { titoStats, titoSummary } from './cli/commands/inspect';
+export { titoStats, titoSummary } from './rollout/tito-stats';
 export { buildTree, type BuildOptions, type RolloutInfo } from './tree/builder';
 export { applyFilters, removeDeadLeaves, keptLeaves, type FilterOptions } from './tree/filters';
 export { packTree, flattenBranches, type PackedTree, type FlatBranch } from './tree/pack';
-export { policyLoss, valueLoss, type PolicyLossInput, type PolicyLossResult } from './train/policy-loss';
+export { clippedTisLoss, policyLoss, valueLoss, type PolicyLossInput, type PolicyLossResult } from './train/policy-loss';
 export { buildStepTrees, computeStepAdvantages } from './tree/pipeline';
 export { drawTree } from './tree/draw';
 export { RolloutRunner, type RolloutJob, type RolloutReport, type RunnerOptions } from './rollout/runner';
@@ -59,10 +59,26 @@ export { cpuKernels, type CpuKernelOptions } from './kernels/cpu';
 export { referenceKernels } from './kernels/reference';
 export { evaluate, summarize, type EvalOptions, type EvalReport, type EvalRow } from './eval/evaluate';
 export { oracleEngine, nullEngine } from './eval/oracle';
-export { harnessResult, installRootOf } from './harness-helpers';
+export { harnessResult, installRootOf, lastUserText, systemText } from './harness-helpers';
 export { newToolCallId } from './engine/chatml';
 export { oracleOf } from './eval/oracle';
 export { splitOf, pickSplit, hashUnit, type SplitOptions } from './tasks/split';
 export { eventsToMessage } from './engine/output';
 export { writeReport } from './report/report';
 export { chartsOf, renderReport, type Chart } from './report/html';
+export { composeRun, type ComposeOptions, type RunPurpose, type RunServices } from './run/compose';
+export { runStep, stepJobs, type StepOutcome, type StepServices } from './run/step';
+export { stepMetrics } from './run/step-metrics';
+export { Reporting } from './run/reporting';
+export { train, type TrainOptions } from './run/train';
+export { sftRun, type SftRunOptions } from './run/sft';
+export { metricsJsonlReporter, htmlReporter } from './report/reporters';
+export { tensorboardReporter, tensorboardDir } from './report/tensorboard/reporter';
+export type { HarnessSlot, RunTasks } from './rollout/tokens';
+export { loadChatModel, type ChatModel, type ChatModelOptions } from './model/load';
+export { loadModelFolder, type ModelFolder } from './model/folder';
+export { HfTokenizer } from './model/hf-tokenizer';
+export { JinjaChatTemplate, type JinjaTemplateOptions, type ContinuationMemo, type Rendered } from './model/jinja-template';
+export { toTemplateMessages, templateTools, type TemplateMessage } from './model/template-messages';
+export { detectFamily, FAMILIES, type Family } from './model/families';
+export { driftStats, driftSummary } from './rollout/drift-stats';

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { main } from './main';
@@ -28,6 +28,15 @@ describe('clawgym CLI (in process)', () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
     for (const sub of ['run', 'eval', 'serve', 'plugins', 'inspect', 'report']) expect(r.out).toMatch(new RegExp(`^  ${sub}\\b`, 'm'));
+  });
+
+  it('refuses an unknown command as a usage error, also with --help', async () => {
+    for (const argv of [['nope'], ['nope', '--help']]) {
+      const r = await cli(argv);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toContain("unknown command 'nope'");
+    }
   });
 
   it('gives each subcommand a --help with --config', async () => {
@@ -96,5 +105,25 @@ describe('clawgym CLI (built, as a user runs it)', () => {
 
   it('prints the version', () => {
     expect(run(['--version']).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('runs from core/dist/cli/main.js, which the `clawgym` npm script points at', () => {
+    const direct = spawnSync(process.execPath, [join(repo, 'core', 'dist', 'cli', 'main.js'), '--help'], { cwd: repo, encoding: 'utf8', timeout: 60_000 });
+    expect(direct.status).toBe(0);
+    expect(direct.stdout).toMatch(/^Usage: clawgym /m);
+    const script = spawnSync('npm', ['run', '--silent', 'clawgym', '--', '--help'], { cwd: repo, encoding: 'utf8', timeout: 60_000 });
+    expect(script.status).toBe(0);
+    expect(script.stdout).toMatch(/^Usage: clawgym /m);
+  });
+
+  it('ends quietly when its reader closes the pipe', async () => {
+    // The reader goes away before the CLI writes: every write then fails with EPIPE.
+    const child = spawn(process.execPath, [bin, 'plugins'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d; });
+    const code = await new Promise<number | null>((done) => child.on('close', (c) => done(c)));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });

@@ -8,6 +8,8 @@ import { gc } from './commands/gc';
 import { evalCommand, type EvalCliOptions } from './commands/eval';
 import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
+import { doctorCommand } from './commands/doctor';
+import { templateCommand, type TemplateCliOptions } from './commands/template';
 import { writeReport } from '../report/report';
 import { resolve } from 'node:path';
 import type { LiveStream } from './live';
@@ -44,6 +46,7 @@ Examples:
   clawgym run --config examples/ppo.config.ts
   clawgym run --resume --steps 300     continue a run (killed or finished) up to step 300
   clawgym plugins                      list installed plugins and what they provide
+  clawgym doctor                       what the config needs that this machine lacks, and how to install it
   clawgym inspect runs/default --rollout r-0001
 
 Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack traces.`);
@@ -78,6 +81,13 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('-r, --rollout <id>', 'one rollout, call by call')
     .option('--json', 'print JSON')
     .action(async (run: string, opts: { rollout?: string; json?: boolean }) => inspect(run, opts, io));
+  command('template', 'render a request with a model folder\'s tokenizer and chat template as the proxy would ({"text", "ids"}), or parse generated ids back')
+    .argument('[request]', 'a request body (JSON file; OpenAI Chat by default)')
+    .requiredOption('-m, --model <folder>', 'the model\'s Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template)')
+    .option('--parse <ids>', 'a JSON file of generated ids: print the message the harness would receive')
+    .addOption(new Option('--format <format>', 'wire format of the request').choices(['openai-chat', 'anthropic', 'openai-responses']).default('openai-chat'))
+    .option('--kwargs <json>', 'template variables, e.g. \'{"enable_thinking": false}\'')
+    .action(async (request: string | undefined, opts: TemplateCliOptions) => templateCommand(request, opts, io));
   command('report', 'write a self-contained HTML report of a run (plots of reward, held-out Pass@1, trees, mismatch, throughput)')
     .argument('<run>', 'run directory (e.g. runs/default)')
     .action(async (run: string) => { io.out(`${await writeReport(resolve(io.cwd, run))}\n`); });
@@ -98,6 +108,10 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')
     .action(async (opts: { config?: string; run?: string }) => gc(opts, io));
+
+  command('doctor', 'check this machine for what the config needs: installed, missing, and the command that installs it')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { config?: string; json?: boolean }) => doctorCommand(opts, io));
 
   command('plugins', 'list every discovered plugin: kind, name, version, package')
     .option('--json', 'print JSON instead of a table')
@@ -129,6 +143,13 @@ export async function main(argv: string[], io: CliIo = {
     io.out(program.helpInformation());
     return ExitCode.USAGE;
   }
+  // An unknown command is a usage error even with --help (commander would print the top-level
+  // help for `clawgym nope --help` and exit 0).
+  const first = argv[0]!;
+  if (!first.startsWith('-') && first !== 'help' && !program.commands.some((c) => c.name() === first || c.aliases().includes(first))) {
+    io.err(`error: unknown command '${first}' (commands: ${program.commands.map((c) => c.name()).join(', ')})\n(run with --help for usage)\n`);
+    return ExitCode.USAGE;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.OK;
@@ -141,3 +162,24 @@ export async function main(argv: string[], io: CliIo = {
     return ExitCode.FAILURE;
   }
 }
+
+/**
+ * The `clawgym` executable: run the CLI on the process's arguments and set the exit code. A
+ * reader that closes the pipe early (`clawgym plugins | head -1`) ends it quietly, as other
+ * command-line tools do, instead of with an unhandled EPIPE.
+ */
+export function runCli(argv: string[] = process.argv.slice(2)): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+  main(argv).then(
+    (code) => { process.exitCode = code; },
+    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; },
+  );
+}
+
+// `node core/dist/cli/main.js` (the `clawgym` npm script) runs the CLI like the bin does.
+if (require.main === module) runCli();

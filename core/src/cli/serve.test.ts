@@ -37,12 +37,12 @@ describe('clawgym serve (built CLI) and clawgym inspect', () => {
     const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.kill('SIGINT');
     expect(await exit).toBe(0);
-    expect(out).toContain('stopped. 2 calls; TITO reuse 100.0% (1/1 calls after the first)');
+    expect(out).toContain('stopped. 2 calls; TITO reuse 100.0% (1/1 main calls after the first)');
 
     let report = '';
     const io = { out: (s: string) => { report += s; }, err: (s: string) => { report += s; }, cwd: dir };
     expect(await main(['inspect', 'runs/by-hand', '--rollout', 's-1'], io)).toBe(0);
-    expect(report).toMatch(/^1\s+anthropic-messages\s+\d+\s+\d+\s+\d+\s+stop\s+reuse of call 0 \(\d+ tokens\)$/m);
+    expect(report).toMatch(/^1\s+-\s+anthropic-messages\s+\d+\s+\d+\s+\d+\s+stop\s+reuse of call 0 \(\d+ tokens\)\s+clean$/m);
     report = '';
     expect(await main(['inspect', 'runs/by-hand'], io)).toBe(0);
     expect(report).toMatch(/^s-1\s+2\s+100\.0%/m);

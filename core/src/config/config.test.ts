@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { loadConfig, resolveConfig } from './load';
 import { ErrorCodes } from '../errors';
-import { createKernel } from '../kernel/create';
+import { createKernel } from '../run/create-kernel';
 
 const fixtures = join(__dirname, '__fixtures__');
 

@@ -33,7 +33,13 @@ export const ConfigSchema = z.strictObject({
   engine: SlotSchema.default('embedded'),
   trainer: SlotSchema.default('embedded'),
   sandbox: SlotSchema.default('local'),
-  reporters: z.array(SlotSchema).default([]),
+  /**
+   * Reporters that receive every metrics event and render at the end of the run, after the
+   * built-in metrics file (`metrics.jsonl`, always written: resume reads it).
+   */
+  reporters: z.array(SlotSchema).default(['tensorboard', 'html']),
+  /** The policy loss the trainer minimises (core's clipped ratio with truncated importance weight). */
+  policyLoss: SlotSchema.default('clipped-tis'),
   run: z.strictObject({
     steps: positiveInt.default(20),
     tasksPerStep: positiveInt.default(8),

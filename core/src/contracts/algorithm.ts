@@ -1,9 +1,9 @@
 import type { AdvantageInput, AdvantageResult } from './tree';
 
 /**
- * An advantage estimator. Algorithm plugins register one *and* tap `computeAdvantage`
- * (use {@link tapAlgorithm} from `@clawgym/core`): the hook is the only dispatch path, so the
- * built-in GRPO and PPO are chosen exactly like a third-party algorithm.
+ * An advantage estimator, registered with `api.provide.algorithm` and selected by the config's
+ * `algorithm` slot. The registry is the only dispatch path: built-in GRPO and PPO are chosen
+ * exactly like a third-party algorithm.
  */
 export interface Algorithm {
   readonly name: string;

@@ -1,3 +1,4 @@
+import type { PublishedWeights } from './weights';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolCallPart, ToolSpec } from './messages';
 
 /**
@@ -45,7 +46,33 @@ export interface ChatTemplate {
   renderReply(parts: readonly MessagePart[], tools?: readonly ToolSpec[]): number[];
   /** Ids that end generation (e.g. `<|im_end|>`). */
   readonly stopIds: readonly number[];
+  /**
+   * Templates that may rewrite history (Jinja templates): the ids that follow a generated reply,
+   * with how the reused prompt relates to the template's render of the whole conversation.
+   * Without it the ledger uses {@link renderContinuation} and calls the prompt clean.
+   */
+  continueFrom?(history: ContinuationHistory, next: CanonicalMessage[], memo?: Record<string, unknown>): { ids: number[]; drift: Drift };
 }
+
+/** What the ledger knows of the call a new request extends. */
+export interface ContinuationHistory {
+  /** The earlier call's messages (its prompt). */
+  messages: readonly CanonicalMessage[];
+  /** The reply we returned for it. */
+  reply: CanonicalMessage;
+  tools: readonly ToolSpec[];
+  /** The raw ids the engine generated (kept verbatim in the new prompt). */
+  outputIds: readonly number[];
+  finishReason: FinishReason;
+}
+
+/**
+ * Template drift of one call (slime's classes): `clean` — the reused ids equal the template's
+ * render of the whole conversation; `realigned` — the template would write the history
+ * differently (Qwen3 drops earlier `<think>`, a reply tokenized another way), the raw ids the
+ * engine saw are kept; `fork` — no earlier call extends to this one, rendered in full.
+ */
+export interface Drift { class: 'clean' | 'realigned' | 'fork'; reason: string }
 
 /** What a stream parser has recognised so far in generated output. */
 export type OutputEvent =
@@ -103,12 +130,22 @@ export interface Engine {
    * hosted APIs do, and caps the output at the room left. Unset: the engine is not asked.
    */
   readonly contextLength?: number;
+  /**
+   * What the logprobs this engine yields are (recorded with every call): `processed` — under the
+   * distribution it sampled from; `raw` — before temperature / top-p (vLLM unless started with
+   * `--logprobs-mode processed_logprobs`). Unset: `unknown`.
+   */
+  readonly logprobs?: 'processed' | 'raw';
   /** Version of the weights currently serving; recorded with every call. */
   policyVersion(): number;
   /** Generate tokens one by one; yields as soon as each exists. */
   generate(request: GenerateRequest): AsyncIterable<GeneratedToken>;
-  /** Load the trainer's newest weights (no-op for engines that share them). */
-  syncWeights?(): Promise<void>;
+  /**
+   * Load the trainer's newest weights: `weights` when the trainer published them
+   * ({@link PublishedWeights}); without it, engines that share the trainer's weights in process
+   * have nothing to do.
+   */
+  syncWeights?(weights?: PublishedWeights): Promise<void>;
   close?(): Promise<void>;
 }
 

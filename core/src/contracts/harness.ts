@@ -1,5 +1,6 @@
+import type { ProviderCheck } from './check';
 import type { CanonicalConversation } from './messages';
-import type { WireFormat } from './records';
+import type { CallRole, WireFormat } from './records';
 import type { Sandbox } from './sandbox';
 import type { OracleTurn } from './task';
 
@@ -40,8 +41,8 @@ export interface Harness {
   readonly name: string;
   /** The wire format it speaks to the model. */
   readonly wireFormat: WireFormat;
-  /** Is it installed and runnable here? `reason` says what to do when not. */
-  check(): Promise<{ ok: boolean; reason?: string }>;
+  /** Is it installed and runnable here? `clawgym doctor` asks; `install` says how when not. */
+  check(): Promise<ProviderCheck>;
   /**
    * Host folders the harness needs inside sandboxes, bound read-only at the same path (its CLI
    * installed outside /usr, a script of the plugin). Given the per-rollout options.
@@ -50,17 +51,24 @@ export interface Harness {
   /** Run one rollout to completion inside `ctx.sandbox`. */
   run(ctx: HarnessRunContext): Promise<HarnessRunResult>;
   /**
-   * Tell main-agent calls from side calls (titles, summaries, subagents) by the request the
-   * harness sent. Recorded as `role`; side calls never join the main prefix tree. Default: the
-   * tree builder decides by shared prefix alone.
+   * Tell main-agent calls from side calls (subagents, compaction, titles and summaries, memory
+   * extraction) by the request the harness sent. Recorded as `role`; side calls never join the
+   * main prefix tree. Default: a call asking for a JSON-schema reply is a `title` side call, the
+   * rest are decided by shared prefix alone.
    */
-  classifyCall?(conversation: CanonicalConversation, requestedModel: string): 'main' | 'side';
+  classifyCall?(conversation: CanonicalConversation, requestedModel: string, request: CallRequestInfo): CallRole;
   /**
    * One call of a task's oracle (written in agentloop's tool vocabulary: `read_file`,
    * `write_file`, `list_files`, `bash`) made with this harness's own tools, so the oracle can
    * play, and make demonstrations, through it. Default: the call as it is.
    */
   oracleCall?(call: OracleToolCall): OracleToolCall;
+}
+
+/** What a classifier may read of a request beyond its conversation. */
+export interface CallRequestInfo {
+  /** The JSON schema the reply must follow (`output_config.format`, `text.format`, `response_format`). */
+  responseSchema?: Record<string, unknown>;
 }
 
 /** One tool call of an oracle turn. */

@@ -11,6 +11,8 @@ export interface ToolSpec {
   description?: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
+  /** The request gave no schema (`parameters` is then `{}`); templates see `null`, as vLLM passes it. */
+  parametersAbsent?: true;
 }
 
 /** Plain text. */

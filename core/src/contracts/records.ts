@@ -1,7 +1,23 @@
-import type { FinishReason, TokenIds } from './engine';
+import type { Drift, FinishReason, TokenIds } from './engine';
 
 /** The wire formats the serving proxy speaks. */
 export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses';
+
+/**
+ * What a record's logprobs are: `processed` — of the distribution the engine sampled from (after
+ * temperature and top-p: what importance weights need); `raw` — of the model's distribution
+ * before them (vLLM's default `--logprobs-mode raw_logprobs`); `unknown` — the engine does not say.
+ */
+export type LogprobsMeaning = 'processed' | 'raw' | 'unknown';
+
+/** The sampling settings of one call, as sent to the engine. */
+export interface SamplingRecord {
+  temperature: number;
+  topP: number;
+  /** Unset: no top-k (the engine's default of all tokens). */
+  topK?: number;
+  logprobs: LogprobsMeaning;
+}
 
 /** How a call's prompt ids were obtained. */
 export type PromptOrigin =
@@ -11,6 +27,17 @@ export type PromptOrigin =
   | { kind: 'retry'; of: number }
   /** Rendered in full; `reason` says why no earlier call matched. */
   | { kind: 'fork'; reason: string };
+
+/**
+ * What a harness made a call for. `main` is the agent itself; every other role is a side call
+ * (a subagent, a compaction summary, a title or summary, a memory-extraction agent, or `side`
+ * when the harness does not say which), which never joins the main prefix tree and is left out
+ * of the loss by the auxiliary-tree filter.
+ */
+export type CallRole = 'main' | 'subagent' | 'compaction' | 'title' | 'memory' | 'side';
+
+/** Whether a recorded role is a side call (anything but the main agent). */
+export const isSideCall = (role: CallRole | undefined): boolean => role !== undefined && role !== 'main';
 
 /**
  * One model call, recorded at token level. Appended durably to the run store before the
@@ -30,9 +57,33 @@ export interface ModelCallRecord {
   outputLogprobs: number[];
   finishReason: FinishReason;
   origin: PromptOrigin;
+  /** How the prompt relates to the template's render of the whole conversation, and why. */
+  drift?: Drift;
+  /** The sampling settings the output was generated with, and what `outputLogprobs` are. */
+  sampling?: SamplingRecord;
   policyVersion: number;
   /** Milliseconds since the epoch. */
   timings: { receivedAt: number; firstTokenAt?: number; finishedAt: number };
-  /** Whether the harness made this call for the main agent or a side task (title, summary, subagent). */
-  role?: 'main' | 'side';
+  /** What the harness made this call for (its classifier's answer; absent when it has none). */
+  role?: CallRole;
+  /**
+   * Request features the proxy handled on purpose and how: deferred tools left out, tools it
+   * cannot offer (refused, with the reason), a response schema and whether the reply met it.
+   */
+  notes?: string[];
+}
+
+/**
+ * Where a scope's call records go: the proxy appends (durably, before the response ends) and
+ * the tree builder reads. `CallStore` (one JSONL file per rollout) is the default; a plugin may
+ * register another under `Tokens.CallStore`.
+ */
+export interface RecordStore {
+  readonly dir: string;
+  /** Resolves once the record is durable; appends of one rollout keep their order. */
+  append(record: ModelCallRecord): Promise<void>;
+  /** Every record of a rollout, in call order. */
+  read(rolloutId: string): Promise<ModelCallRecord[]>;
+  close(rolloutId: string): Promise<void>;
+  closeAll(): Promise<void>;
 }

@@ -27,10 +27,20 @@ export interface RunProgress {
   etaSeconds?: number;
 }
 
-/** Turns metrics into something people read: a live display, a log, an HTML report. */
+/** The run a reporter reports on. */
+export interface ReportedRun {
+  runId: string;
+  runDir: string;
+}
+
+/**
+ * Turns metrics into something people read or tools load: the metrics file, TensorBoard event
+ * files, an HTML report, a log. The run calls `onMetrics` for every event (in order, awaited)
+ * and `render` once at its end (also when it fails or is stopped).
+ */
 export interface Reporter {
   readonly name: string;
-  onMetrics?(event: MetricsEvent): void | Promise<void>;
+  onMetrics?(event: MetricsEvent, run: ReportedRun): void | Promise<void>;
   /** Write a report for a finished (or running) run; returns the file written. */
   render?(runDir: string): Promise<string>;
 }

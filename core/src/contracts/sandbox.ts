@@ -9,6 +9,26 @@ export interface SandboxLimits {
   wallMs?: number;
 }
 
+/**
+ * The container image a task's rollouts must run in (a Harbor task's `environment/Dockerfile`).
+ * Only providers that build or run images can honour it ({@link SandboxProvider.supportsEnvironments});
+ * the runner refuses such a task on any other provider before the first rollout.
+ */
+export interface TaskEnvironment {
+  /** Host folder that is the build context (Harbor: `environment/`). */
+  contextDir: string;
+  /** The Dockerfile, relative to `contextDir` (default `Dockerfile`). */
+  dockerfile?: string;
+  /** Content hash of the build context: the image is built once per hash and reused. */
+  hash: string;
+  /** A prebuilt image to run instead of building one (Harbor's `docker_image`). */
+  image?: string;
+  /** Longest a build may take (Harbor's `build_timeout_sec`). */
+  buildTimeoutMs?: number;
+  /** Where the task came from, for messages (e.g. its task.toml). */
+  source: string;
+}
+
 /** What to create. */
 export interface SandboxSpec {
   runId: string;
@@ -29,6 +49,10 @@ export interface SandboxSpec {
    * Node.js binary are always available and need not be listed.
    */
   readOnlyPaths?: string[];
+  /** The task's own image, when it has one: only providers with `supportsEnvironments` accept it. */
+  environment?: TaskEnvironment;
+  /** A folder of the run where the provider may keep logs of what it did (image build logs). */
+  logDir?: string;
 }
 
 /** Result of a finished process. */
@@ -80,7 +104,11 @@ export interface Sandbox {
   copyIn(hostPath: string, sandboxPath: string): Promise<void>;
   /** Copy a sandbox file or folder out to the host. */
   copyOut(sandboxPath: string, hostPath: string): Promise<void>;
-  /** Kill everything inside and remove every trace. Idempotent. */
+  /**
+   * Stop everything inside (nothing runs or writes once it resolves) and remove every trace.
+   * A provider may finish the removal in the background (Docker: the container is frozen, then
+   * removed); its `close()` waits for that. Idempotent.
+   */
   destroy(): Promise<void>;
 }
 
@@ -92,9 +120,19 @@ export interface SweepReport {
 /** Creates sandboxes; registered by sandbox plugins (`local`, `docker`, ...). */
 export interface SandboxProvider {
   readonly name: string;
+  /** True when `create` runs a spec's {@link SandboxSpec.environment} (builds or pulls its image). */
+  readonly supportsEnvironments?: boolean;
   /** One line on the isolation it gives here, e.g. "bubblewrap: all namespaces unshared". */
   describeIsolation(): Promise<string>;
   create(spec: SandboxSpec): Promise<Sandbox>;
+  /** Can it isolate here, and if not, what installs what it needs (`clawgym doctor`). */
+  check?(): Promise<import('./check').ProviderCheck>;
   /** Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all. */
   sweep(runId?: string): Promise<SweepReport>;
+  /**
+   * Release what the provider keeps between sandboxes (Docker's warm pool of started
+   * containers). Safe at any time: later `create` calls start afresh. Called when a run,
+   * an evaluation or an sft command ends.
+   */
+  close?(): Promise<void>;
 }

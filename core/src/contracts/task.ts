@@ -1,4 +1,4 @@
-import type { Sandbox } from './sandbox';
+import type { Sandbox, SandboxLimits, TaskEnvironment } from './sandbox';
 
 /**
  * What a verifier may use besides the workspace: the rollout's sandbox, still alive after the
@@ -59,6 +59,10 @@ export interface Task {
   oracle?: OracleTurn[] | (() => Promise<OracleTurn[]>);
   /** 1 (easiest) to 3, for curricula and reports. */
   difficulty?: number;
+  /** The image the task's rollouts run in, when it has one of its own. */
+  environment?: TaskEnvironment;
+  /** Sandbox limits the task asks for (Harbor's `[environment]` cpus, memory); they override the run's. */
+  limits?: SandboxLimits;
 }
 
 export type Split = 'train' | 'test';

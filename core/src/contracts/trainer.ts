@@ -1,4 +1,6 @@
+import type { PublishedWeights } from './weights';
 import type { ProviderContext } from './engine';
+import type { PolicyLoss } from './policy-loss';
 import type { AdvantageResult, RolloutTree } from './tree';
 
 /** Settings of the policy loss shared by all algorithms. */
@@ -22,6 +24,8 @@ export interface TrainerBatch {
   trees: readonly RolloutTree[];
   advantages: AdvantageResult;
   loss: PolicyLossConfig;
+  /** The policy loss the config selects (`policyLoss` slot), for trainers that compute it themselves. */
+  policyLoss: PolicyLoss;
 }
 
 /** What a trainer reports after a step. */
@@ -46,13 +50,16 @@ export interface SupervisedStepOptions {
 export interface Trainer {
   readonly name: string;
   step(batch: TrainerBatch): Promise<TrainMetrics>;
-  /** Recompute log-probabilities of generated tokens under the current weights (for TIS). */
-  logprobs(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   policyVersion(): number;
   /** Value estimates V(s_t) per generated token, for trainers with a value head (PPO). */
   values?(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>>;
   /** One supervised step (cross-entropy on every kept generated token, shared prefixes once): the cold start. */
   supervisedStep?(trees: readonly RolloutTree[], options?: SupervisedStepOptions): Promise<{ loss: number; tokens: number }>;
+  /**
+   * Publish the current weights for engines in other processes (after `step`); trainers whose
+   * engine shares their weights in process may leave it out.
+   */
+  publishWeights?(): Promise<PublishedWeights>;
   save(dir: string): Promise<void>;
   /**
    * Restore a checkpoint. A run's own checkpoint restores everything (weights, optimiser, step

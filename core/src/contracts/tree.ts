@@ -43,9 +43,9 @@ export interface RolloutTree {
   calls?: number;
 }
 
-/** What the `computeAdvantage` hook receives. */
+/** What an algorithm's `computeAdvantages` receives (and `computeAdvantage` taps, beside the result). */
 export interface AdvantageInput {
-  /** Name of the algorithm the config selects; only that algorithm answers. */
+  /** Name of the algorithm the config selects. */
   algorithm: string;
   options: Record<string, unknown>;
   trees: readonly RolloutTree[];

@@ -20,6 +20,12 @@ export interface TokenIdEngineOptions {
   fetch?: typeof fetch;
   /** The server's context (vLLM's `max_model_len`), when known: see {@link Engine.contextLength}. */
   contextLength?: number;
+  /**
+   * What the server's logprobs are: `raw` (vLLM's default `--logprobs-mode raw_logprobs`, before
+   * temperature/top-p) or `processed` (`--logprobs-mode processed_logprobs`, what importance
+   * weights need). Recorded with every call; default `raw`.
+   */
+  logprobs?: 'processed' | 'raw';
 }
 
 /** What one SSE chunk carries: the tokens new in it, and whether generation ended. */
@@ -202,6 +208,7 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): Engine {
     tokenizer: options.tokenizer,
     chatTemplate,
     policyVersion: () => options.policyVersion?.() ?? 0,
+    logprobs: options.logprobs ?? 'raw',
     ...(options.contextLength === undefined ? {} : { contextLength: options.contextLength }),
     generate,
   };

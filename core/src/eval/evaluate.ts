@@ -2,10 +2,11 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
+import type { RecordStore } from '../contracts/records';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { OracleTurn, Task } from '../contracts/task';
 import type { Kernel } from '../kernel/kernel';
-import { ServingProxy } from '../proxy/server';
+import { ServingProxy, type ProxyOptions } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RolloutJob, type RolloutReport } from '../rollout/runner';
 import { countStart } from '../util/starts';
@@ -50,6 +51,10 @@ export interface EvalOptions {
   kernel?: Kernel;
   /** Stops the evaluation: no new rollouts, running ones cancelled, no eval.json written. */
   signal?: AbortSignal;
+  /** Where the calls are recorded (default: a CallStore in `<runDir>/calls`); a run passes its scope's. */
+  store?: RecordStore;
+  /** The config's proxy settings (a fixed port stays the run's own proxy's). */
+  proxy?: Pick<ProxyOptions, 'host' | 'maxBodyBytes'>;
   onProgress?: (done: number, total: number, report: RolloutReport) => void;
 }
 
@@ -82,7 +87,7 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
 
 /** One rollout as `eval.json` lists it. */
 export function evalRollout(r: RolloutReport) {
-  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
+  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
 }
 export type EvalRollout = ReturnType<typeof evalRollout>;
 
@@ -124,7 +129,7 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     }
     engine = o.engine((id) => { const j = taskByRollout.get(id); return j && ready.get(j.task)?.get(j.harness); });
   } else engine = o.engine;
-  const proxy = new ServingProxy({ engine, store: new CallStore(join(o.runDir, 'calls')), runId: o.runId, maxTokens: o.maxTokens, onRecord: o.kernel ? (r) => o.kernel!.hooks.onModelCall.promise(r) : undefined });
+  const proxy = new ServingProxy({ ...o.proxy, engine, store: o.store ?? new CallStore(join(o.runDir, 'calls')), runId: o.runId, maxTokens: o.maxTokens, onRecord: o.kernel ? (r) => o.kernel!.hooks.onModelCall.promise(r) : undefined });
   const socketPath = join(o.runDir, 'proxy.sock');
   // Started inside the try: a proxy that fails to listen is still stopped, and the process can exit.
   try {

@@ -1,9 +1,8 @@
 import type { ResolvedConfig } from '../config/schema';
 import type { Logger, PluginKind, ProvidedKinds } from './plugin';
-import { Kernel } from './kernel';
+import type { Kernel } from './kernel';
 import { findPluginPackage, loadPluginFromPackage } from './resolve';
 import { isPlugin } from './plugin';
-import { useBuiltins } from '../builtins';
 
 /** A slot value from the config: a provider name, or `{ use, options }`. */
 export type SlotRef = string | { use: string; options: Record<string, unknown> };
@@ -34,14 +33,6 @@ export async function usePluginRef(kernel: Kernel, ref: ResolvedConfig['plugins'
   const pkg = findPluginPackage(name, kernel.config.rootDir, kind);
   const plugin = loadPluginFromPackage(pkg, options);
   await kernel.use(plugin, { packageName: pkg.packageName, version: pkg.version, packageRange: pkg.coreRange });
-}
-
-/** Create a run's kernel: core's built-in plugins, then every plugin listed in the config, in order. */
-export async function createKernel(config: ResolvedConfig, options: { runId?: string; logger?: Logger } = {}): Promise<Kernel> {
-  const kernel = new Kernel(config, options);
-  await useBuiltins(kernel);
-  for (const ref of config.plugins) await usePluginRef(kernel, ref);
-  return kernel;
 }
 
 /**

@@ -5,12 +5,12 @@ describe('hook map', () => {
     expect([...HOOK_NAMES]).toEqual(Object.keys(createHooks()));
   });
 
-  it('has the four hooks of the design with the kinds it names', () => {
+  it('has the four hooks of the design; computeAdvantage reshapes the selected algorithm\'s result (the registry dispatches)', () => {
     const hooks = createHooks();
     expect(hooks.beforeRollout.constructor.name).toBe('AsyncSeriesWaterfallHook');
     expect(hooks.onModelCall.constructor.name).toBe('AsyncSeriesHook');
     expect(hooks.onTreeBuilt.constructor.name).toBe('AsyncSeriesWaterfallHook');
-    expect(hooks.computeAdvantage.constructor.name).toBe('AsyncSeriesBailHook');
+    expect(hooks.computeAdvantage.constructor.name).toBe('AsyncSeriesWaterfallHook');
   });
 
   it('is frozen', () => {

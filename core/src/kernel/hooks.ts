@@ -1,4 +1,4 @@
-import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from 'tapable';
+import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from 'tapable';
 import type { ModelCallRecord } from '../contracts/records';
 import type { AdvantageInput, AdvantageResult, RolloutOutcome, RolloutTree } from '../contracts/tree';
 
@@ -13,6 +13,7 @@ export interface RolloutRequest {
   instruction: string;
   /** Extra environment for the harness process. */
   env: Record<string, string>;
+  /** Labels for the rollout: they travel with it to `afterRollout` taps and into `eval.json`. */
   tags: string[];
   harnessOptions: Record<string, unknown>;
 }
@@ -49,12 +50,13 @@ export const HookStage = Object.freeze({ EARLY: -100, NORMAL: 0, LATE: 100 });
  * | `onModelCall` | series | {@link ModelCallRecord} | record stored → response ends |
  * | `afterRollout` | series | {@link RolloutResult} | verified, sandbox destroyed → tree built |
  * | `onTreeBuilt` | **waterfall** | {@link RolloutTree} → RolloutTree | built-in filters → advantages |
- * | `computeAdvantage` | **bail** | {@link AdvantageInput} → {@link AdvantageResult} | trees of a step → trainer |
+ * | `computeAdvantage` | **waterfall** | {@link AdvantageResult} → AdvantageResult (and the {@link AdvantageInput}) | the selected algorithm computed them → trainer |
  * | `stepEnd` | series | {@link StepResult} | trainer step → next `stepStart` |
  * | `runEnd` | series | {@link RunSummary} | last step (or cancel) → exit |
  *
- * Waterfalls transform a value (each tap returns the new one); the bail hook stops at the
- * first tap that returns something, so an algorithm answers only for its own name.
+ * Waterfalls transform a value (each tap returns the new one). Algorithms are not taps: the
+ * registry dispatches to the one the config selects, and `computeAdvantage` lets plugins
+ * reshape its result.
  */
 export function createHooks() {
   return Object.freeze({
@@ -64,7 +66,7 @@ export function createHooks() {
     onModelCall: new AsyncSeriesHook<[ModelCallRecord]>(['record']),
     afterRollout: new AsyncSeriesHook<[RolloutResult]>(['result']),
     onTreeBuilt: new AsyncSeriesWaterfallHook<[RolloutTree]>(['tree']),
-    computeAdvantage: new AsyncSeriesBailHook<[AdvantageInput], AdvantageResult | undefined>(['input']),
+    computeAdvantage: new AsyncSeriesWaterfallHook<[AdvantageResult, AdvantageInput]>(['result', 'input']),
     stepEnd: new AsyncSeriesHook<[StepResult]>(['result']),
     runEnd: new AsyncSeriesHook<[RunSummary]>(['summary']),
   });
@@ -74,7 +76,7 @@ export function createHooks() {
 export type HookMap = ReturnType<typeof createHooks>;
 export type HookName = keyof HookMap;
 
-/** Every hook name, at runtime (for docs, `clawgym plugins --hooks`, validation). */
+/** Every hook name, at runtime (for docs and the config's `hooks.perHookTimeoutMs` keys). */
 export const HOOK_NAMES = [
   'runStart',
   'stepStart',

@@ -3,8 +3,7 @@ import { ErrorCodes } from '../errors';
 import { HookError, HookTimeoutError } from './hook-errors';
 import type { ClawGymPlugin } from './plugin';
 import type { RolloutRequest } from './hooks';
-import { tapAlgorithm } from './algorithm';
-import { Tokens } from './tokens';
+import { KernelTokens as Tokens } from './tokens';
 
 const request = (): RolloutRequest => ({
   runId: 'r', rolloutId: 'r-1', step: 1, taskId: 't', category: 'c', harness: 'h',
@@ -68,19 +67,6 @@ describe('hooks at work', () => {
     const out = await kernel.hooks.beforeRollout.promise(request());
     expect(out.tags).toEqual(['first', 'second']);
     expect(kernel.hooks.beforeRollout.taps.map((t) => t.name)).toEqual(['first', 'second']);
-  });
-
-  it('dispatches computeAdvantage to the selected algorithm only', async () => {
-    const kernel = await createTestKernel({
-      plugins: ['a', 'b'].map((name) => plugin(`algo-${name}`, (api) => tapAlgorithm(api, {
-        name, needsValues: false,
-        computeAdvantages: () => ({ algorithm: name, advantages: new Map(), metrics: {} }),
-      }))),
-    });
-    const trees = [makeTree({ rolloutId: 'x', reward: 1 })];
-    expect((await kernel.hooks.computeAdvantage.promise({ algorithm: 'b', options: {}, trees }))?.algorithm).toBe('b');
-    expect(await kernel.hooks.computeAdvantage.promise({ algorithm: 'c', options: {}, trees })).toBeUndefined();
-    expect(kernel.registry.entries('algorithm').map((e) => e.name)).toEqual(['a', 'b']);
   });
 });
 

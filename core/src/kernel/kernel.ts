@@ -8,7 +8,7 @@ import { createHooks, type HookMap } from './hooks';
 import { PLUGIN_KINDS, type ClawGymPlugin, type Logger, type PluginApi, type Provide } from './plugin';
 import { Registry, type PluginOrigin } from './registry';
 import { scopeHooks } from './scoped-hooks';
-import { Tokens } from './tokens';
+import { KernelTokens } from './tokens';
 
 const consoleLogger: Logger = {
   info: (m) => console.log(m),
@@ -48,11 +48,10 @@ export class Kernel {
     this.hooks = createHooks();
     this.registry = new Registry();
     this.logger = options.logger ?? consoleLogger;
-    this.container.register(Tokens.Config, { useValue: config });
-    this.container.register(Tokens.Hooks, { useValue: this.hooks });
-    this.container.register(Tokens.Registry, { useValue: this.registry });
-    this.container.register(Tokens.Kernel, { useValue: this });
-    this.container.register(Tokens.RunId, { useValue: options.runId ?? 'run' });
+    this.container.register(KernelTokens.Config, { useValue: config });
+    this.container.register(KernelTokens.Hooks, { useValue: this.hooks });
+    this.container.register(KernelTokens.Registry, { useValue: this.registry });
+    this.container.register(KernelTokens.RunId, { useValue: options.runId ?? 'run' });
   }
 
   private readonly logger: Logger;

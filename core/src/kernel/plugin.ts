@@ -4,6 +4,7 @@ import type { Algorithm } from '../contracts/algorithm';
 import type { EngineProvider } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
 import type { ComputeKernels } from '../contracts/kernels';
+import type { PolicyLoss } from '../contracts/policy-loss';
 import type { Reporter } from '../contracts/reporter';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { TaskSuite } from '../contracts/task';
@@ -21,12 +22,13 @@ export interface ProvidedKinds {
   trainer: TrainerProvider;
   kernels: ComputeKernels;
   reporter: Reporter;
+  policyLoss: PolicyLoss;
 }
 export type PluginKind = keyof ProvidedKinds;
 
 /** Kinds in a fixed order (used for name expansion and listings). */
 export const PLUGIN_KINDS: readonly PluginKind[] = [
-  'harness', 'taskSuite', 'algorithm', 'sandbox', 'engine', 'trainer', 'kernels', 'reporter',
+  'harness', 'taskSuite', 'algorithm', 'sandbox', 'engine', 'trainer', 'kernels', 'reporter', 'policyLoss',
 ];
 
 /** Package-name prefix of each kind: `@clawgym/<prefix>-<name>`. */
@@ -39,6 +41,7 @@ export const KIND_PREFIX: Readonly<Record<PluginKind, string>> = {
   trainer: 'trainer',
   kernels: 'kernels',
   reporter: 'reporter',
+  policyLoss: 'loss',
 };
 
 /** Registration functions a plugin calls from `apply` to provide things. */

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load';
-import { createKernel, provider } from './create';
+import { provider } from './create';
+import { createKernel } from '../run/create-kernel';
 import { discoverPluginPackages } from './discover';
 import { findPluginPackage, pluginCandidates } from './resolve';
 
@@ -31,7 +32,7 @@ describe('plugin name expansion', () => {
   it('tries every kind in a fixed order when the kind is unknown', () => {
     expect(pluginCandidates('grpo')).toEqual([
       '@clawgym/harness-grpo', '@clawgym/task-grpo', '@clawgym/algo-grpo', '@clawgym/sandbox-grpo',
-      '@clawgym/engine-grpo', '@clawgym/trainer-grpo', '@clawgym/kernels-grpo', '@clawgym/reporter-grpo',
+      '@clawgym/engine-grpo', '@clawgym/trainer-grpo', '@clawgym/kernels-grpo', '@clawgym/reporter-grpo', '@clawgym/loss-grpo',
       'clawgym-plugin-grpo',
     ]);
   });

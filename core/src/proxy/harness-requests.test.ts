@@ -8,6 +8,7 @@ import { anthropicMessages } from './wire/anthropic';
 import { openAiChat } from './wire/openai-chat';
 import { openAiResponses } from './wire/openai-responses';
 import type { WireAdapter } from './wire/types';
+import { recordedRequest } from '../testing/request-capture';
 
 // Request bodies captured from the real CLIs (scripts/install-harnesses.sh, a stand-in server):
 // two consecutive calls of a "create hello.txt" task each.
@@ -62,4 +63,28 @@ it('sees OpenClaw\'s internal-context message at the end of both calls', () => {
 it('keeps Claude Code\'s mid-conversation system message in order', () => {
   const { messages } = anthropicMessages.parse(fixture('claude-code-call2')).conversation;
   expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'system', 'assistant', 'user']);
+});
+
+// The same check on requests recorded from the newest CLIs (on Node 24; see the fixtures' README.md).
+const newest: { harness: string; first: string; second: string; adapter: WireAdapter }[] = [
+  { harness: 'Claude Code 2.1.332', first: 'claude-code-2.1.332-main', second: 'claude-code-2.1.332-call2', adapter: anthropicMessages },
+  { harness: 'OpenClaw 2026.9.6', first: 'openclaw-2026.9.6-call1', second: 'openclaw-2026.9.6-call2', adapter: openAiChat },
+  { harness: 'Codex 0.171.0', first: 'codex-0.171.0-call1', second: 'codex-0.171.0-call2', adapter: openAiResponses },
+  { harness: 'Qwen Code 0.24.4', first: 'qwen-code-0.24.4-call1', second: 'qwen-code-0.24.4-call2', adapter: openAiChat },
+];
+
+describe.each(newest)('real $harness requests', ({ first, second, adapter }) => {
+  it('make call 2 a TITO extension of call 1 once normalised', () => {
+    const call1 = adapter.parse(recordedRequest(first).body);
+    const call2 = adapter.parse(recordedRequest(second).body);
+    expect(call2.conversation.tools).toEqual(call1.conversation.tools);
+    const ledger = new TitoLedger(chatTemplate);
+    const prepared = ledger.prepare(call1.conversation);
+    const n = splitTrailingContext(call1.conversation.messages).messages.length;
+    // The harness echoes our reply (ids compared with non-alphanumerics removed, as OpenClaw strips them).
+    const reply = splitTrailingContext(call2.conversation.messages).messages[n]!;
+    expect(reply.role).toBe('assistant');
+    prepared.commit({ callIndex: 0, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    expect(ledger.prepare(call2.conversation).origin).toMatchObject({ kind: 'reuse', parentCall: 0 });
+  });
 });

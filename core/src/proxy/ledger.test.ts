@@ -91,3 +91,25 @@ describe('TITO ledger', () => {
     expect(tokenizer.decode(changed.promptIds)).toMatch(/runtime 1[\s\S]*next[\s\S]*runtime 2/);
   });
 });
+
+describe('TITO ledger: failed calls and fork reasons', () => {
+  it('a re-send of a call that failed is a retry of it (its prompt ids), even as the first call', () => {
+    const ledger = new TitoLedger(chatTemplate);
+    const failed = ledger.prepare({ messages: [user('go')], tools });
+    failed.failed(0);
+    const again = ledger.prepare({ messages: [user('go')], tools });
+    expect(again.origin).toEqual({ kind: 'retry', of: 0 });
+    expect(Array.from(again.promptIds)).toEqual(Array.from(failed.promptIds));
+    expect(ledger.prepare({ messages: [user('other')], tools }).origin).toEqual({ kind: 'fork', reason: 'first call of the session' });
+  });
+
+  it('explains a fork by the calls that offered the same tools, not by a tool-less side call in between', () => {
+    const ledger = new TitoLedger(chatTemplate);
+    answer(ledger, [user('go')], 0, [{ type: 'text', text: 'working' }]);
+    // A compaction-like side call: the same history, no tools.
+    const side = ledger.prepare({ messages: [user('go'), { role: 'assistant', parts: [{ type: 'text', text: 'working' }] }, user('summarise')], tools: [] });
+    side.commit({ callIndex: 1, outputIds: chatTemplate.renderReply([{ type: 'text', text: 'summary' }]), finishReason: 'stop', reply: { role: 'assistant', parts: [{ type: 'text', text: 'summary' }] } });
+    expect(ledger.prepare({ messages: [user('go'), user('summary')], tools }).origin)
+      .toEqual({ kind: 'fork', reason: "call 0's reply was not echoed as we returned it (message 1 differs)" });
+  });
+});

@@ -1,4 +1,4 @@
-import type { ChatTemplate, FinishReason, TokenIds } from '../contracts/engine';
+import type { ChatTemplate, Drift, FinishReason, TokenIds } from '../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
@@ -25,9 +25,19 @@ interface Entry {
 export interface PreparedPrompt {
   promptIds: TokenIds;
   origin: PromptOrigin;
+  /** How the prompt relates to the template's render of the whole conversation. */
+  drift: Drift;
   /** Remember the answer, so later calls can extend it. Call only for calls that completed. */
   commit(answer: { callIndex: number; outputIds: readonly number[]; finishReason: FinishReason; reply: CanonicalMessage }): void;
+  /**
+   * Remember a call that failed (engine error, cut stream): the harness's re-send of the same
+   * messages is then a retry of it, not a fork, even when nothing was answered before.
+   */
+  failed(callIndex: number): void;
 }
+
+/** A call that was prepared but not answered, kept so its re-send is seen as a retry. */
+type Attempt = Pick<Entry, 'callIndex' | 'tools' | 'messages' | 'context' | 'promptIds'>;
 
 const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sameMessage(a, b) : a === b);
 
@@ -45,6 +55,9 @@ const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sa
  */
 export class TitoLedger {
   private readonly entries: Entry[] = [];
+  private readonly attempts: Attempt[] = [];
+  /** The template's per-session state for continuations (see ChatTemplate.continueFrom). */
+  private readonly memo: Record<string, unknown> = {};
 
   constructor(private readonly template: ChatTemplate) {}
 
@@ -52,16 +65,26 @@ export class TitoLedger {
     const { messages, context } = splitTrailingContext(conversation.messages);
     const tools = toolsKey(conversation.tools);
     const parent = this.findParent(messages, tools);
-    const retried = parent ? undefined : this.findSame(messages, tools, context);
+    const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
     let buffer: IdBuffer;
     let origin: PromptOrigin;
+    let drift: Drift;
     if (retried) {
-      buffer = retried.buffer;
+      buffer = 'buffer' in retried ? (retried as Entry).buffer : IdBuffer.of(retried.promptIds);
       origin = { kind: 'retry', of: retried.callIndex };
+      drift = { class: 'clean', reason: `the same messages as call ${retried.callIndex} (a retry): its prompt ids` };
     } else if (parent) {
       const suffix = messages.slice(parent.messages.length + 1);
       if (context && !sameContext(context, parent.context)) suffix.push(context);
-      const continuation = this.template.renderContinuation(suffix, parent.finishReason);
+      let continuation: number[];
+      if (this.template.continueFrom) {
+        const c = this.template.continueFrom({ messages: parent.messages, reply: parent.reply, tools: conversation.tools, outputIds: parent.outputIds, finishReason: parent.finishReason }, suffix, this.memo);
+        continuation = c.ids;
+        drift = { class: c.drift.class, reason: `extends call ${parent.callIndex}: ${c.drift.reason}` };
+      } else {
+        continuation = this.template.renderContinuation(suffix, parent.finishReason);
+        drift = { class: 'clean', reason: `extends call ${parent.callIndex} (the template renders each message on its own)` };
+      }
       // Extend the parent's buffer in place when the parent is its tip; otherwise branch off.
       buffer = parent.buffer.length === parent.promptIds.length ? parent.buffer : IdBuffer.of(parent.promptIds);
       buffer.append(parent.outputIds);
@@ -70,18 +93,32 @@ export class TitoLedger {
     } else {
       buffer = IdBuffer.of(this.template.render(conversation));
       origin = { kind: 'fork', reason: this.whyFork(messages, tools) };
+      drift = this.entries.length === 0 ? { class: 'clean', reason: 'first call of the session: rendered in full' } : { class: 'fork', reason: origin.reason };
     }
     const promptIds = retried ? retried.promptIds : buffer.view();
     return {
       promptIds,
       origin,
+      drift,
       commit: (answer) => {
         this.entries.push({
           callIndex: answer.callIndex, tools, messages, context, reply: answer.reply,
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
         });
       },
+      failed: (callIndex) => {
+        this.attempts.push({ callIndex, tools, messages, context, promptIds });
+      },
     };
+  }
+
+  /** The latest failed call with exactly these messages (its re-send after the error). */
+  private findAttempt(messages: readonly CanonicalMessage[], tools: string, context: CanonicalMessage | undefined): Attempt | undefined {
+    for (let i = this.attempts.length - 1; i >= 0; i--) {
+      const a = this.attempts[i]!;
+      if (a.tools === tools && a.messages.length === messages.length && sameContext(a.context, context) && this.samePrefix(messages, a.messages, messages.length)) return a;
+    }
+    return undefined;
   }
 
   /** The latest call whose messages + reply are a prefix of `messages`. */
@@ -114,7 +151,10 @@ export class TitoLedger {
   private whyFork(messages: readonly CanonicalMessage[], tools: string): string {
     if (this.entries.length === 0) return 'first call of the session';
     let best: { e: Entry; common: number } | undefined;
-    for (const e of this.entries) {
+    // Compare with the calls that offered the same tools when there are any: a side call without
+    // tools (a compaction, a title) is not what a main call's history was rewritten from.
+    const same = this.entries.filter((e) => e.tools === tools);
+    for (const e of same.length ? same : this.entries) {
       const full = [...e.messages, e.reply];
       let common = 0;
       while (common < full.length && common < messages.length && sameMessage(full[common]!, messages[common]!)) common++;

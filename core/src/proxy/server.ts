@@ -5,11 +5,12 @@ import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
 import type { ModelCallRecord } from '../contracts/records';
 import { messageOf } from '../errors';
-import type { CallStore } from '../rollout/call-store';
+import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
 import { checkArgumentsDepth, checkJsonDepth } from './json-depth';
 import { validateSampling } from './sampling';
+import { checkSchema, classifyCall, withSchemaInstruction } from './request-features';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
 import { anthropicMessages, parseCountTokens } from './wire/anthropic';
 import { openAiChat } from './wire/openai-chat';
@@ -19,7 +20,7 @@ import { WireError, type ErrorKind, type ParsedRequest, type SseSink, type WireA
 /** Settings of the serving proxy. */
 export interface ProxyOptions {
   engine: Engine;
-  store: CallStore;
+  store: RecordStore;
   runId: string;
   host?: string;
   port?: number;
@@ -36,6 +37,11 @@ export interface ProxyOptions {
   maxConsecutiveFailures?: number;
   /** Called after each record is stored, before the response's final event (`onModelCall`). */
   onRecord?: (record: ModelCallRecord) => Promise<void>;
+  /**
+   * Told once per session and note how a request feature was handled (a tool left out and why,
+   * a reply that missed its schema). Every call's notes are also kept in its record.
+   */
+  onNote?: (rolloutId: string, note: string) => void;
 }
 
 const ROUTES: Record<string, WireAdapter> = {
@@ -108,7 +114,7 @@ export class ServingProxy {
   private server?: Server;
   private unixServers: Server[] = [];
   private baseUrl = '';
-  private readonly o: Required<Omit<ProxyOptions, 'onRecord'>> & Pick<ProxyOptions, 'onRecord'>;
+  private readonly o: Required<Omit<ProxyOptions, 'onRecord' | 'onNote'>> & Pick<ProxyOptions, 'onRecord' | 'onNote'>;
 
   constructor(options: ProxyOptions) {
     this.o = {
@@ -255,7 +261,8 @@ export class ServingProxy {
   private async generate(session: SessionState, adapter: WireAdapter, parsed: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const engine = this.o.engine;
     const receivedAt = Date.now();
-    const prepared = session.ledger.prepare(parsed.conversation);
+    const conversation = parsed.responseSchema ? withSchemaInstruction(parsed.conversation, parsed.responseSchema) : parsed.conversation;
+    const prepared = session.ledger.prepare(conversation);
     // A prompt the model cannot read whole is refused before anything is generated, with the
     // message the Anthropic API gives (vLLM refuses too): reading only its tail would make the
     // record claim ids the engine never saw. A refused call is neither recorded nor an engine failure.
@@ -270,6 +277,7 @@ export class ServingProxy {
     const meta = {
       id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomBytes(12).toString('hex')}`,
       model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,
+      ...(parsed.omitThinking ? { omitThinking: true } : {}),
     };
     const abort = new AbortController();
     res.on('close', () => { if (!res.writableFinished) abort.abort(); });
@@ -287,6 +295,8 @@ export class ServingProxy {
       responder.begin();
     }
 
+    const temperature = parsed.temperature ?? this.o.temperature;
+    const topP = parsed.topP ?? this.o.topP;
     const stopIds = new Set([...engine.chatTemplate.stopIds]);
     const parser = engine.chatTemplate.streamParser(parsed.conversation.tools);
     const events: OutputEvent[] = [];
@@ -299,7 +309,7 @@ export class ServingProxy {
     try {
       const tokens = withTokenTimeouts(engine, {
         promptIds: prepared.promptIds, sessionId: session.rolloutId, signal: abort.signal,
-        sampling: { maxTokens, temperature: parsed.temperature ?? this.o.temperature, topP: parsed.topP ?? this.o.topP },
+        sampling: { maxTokens, temperature, topP },
       }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort());
       for await (const t of tokens) {
         firstTokenAt ??= Date.now();
@@ -318,12 +328,22 @@ export class ServingProxy {
     const reply = eventsToMessage(events);
     const finishReason: FinishReason = failure ? 'error' : clientGone ? 'aborted'
       : reply.parts.some((p) => p.type === 'tool_call') ? 'tool_calls' : stoppedOnToken ? 'stop' : outputIds.length >= maxTokens ? 'length' : 'stop';
+    const notes = [...(parsed.notes ?? [])];
+    if (parsed.responseSchema && !failure && !clientGone) notes.push(checkSchema(reply, parsed.responseSchema));
+    const role = classifyCall(session, parsed);
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
-      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin,
+      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
+      sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
       policyVersion: engine.policyVersion(), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
-      ...(session.classify ? { role: session.classify(parsed.conversation, parsed.model) } : {}),
+      ...(role ? { role } : {}),
+      ...(notes.length ? { notes } : {}),
     };
+    for (const n of notes) {
+      if (session.logged.has(n)) continue;
+      session.logged.add(n);
+      this.o.onNote?.(session.rolloutId, n);
+    }
     try {
       await this.o.store.append(record);
       await this.o.onRecord?.(record);
@@ -332,6 +352,7 @@ export class ServingProxy {
     }
 
     if (failure) {
+      prepared.failed(callIndex);
       session.consecutiveFailures++;
       session.infraFailure ??= failure;
       if (responder) { responder.fail(failure); res.end(); }
@@ -339,7 +360,7 @@ export class ServingProxy {
       return;
     }
     session.consecutiveFailures = 0;
-    if (clientGone) { res.end(); return; }
+    if (clientGone) { prepared.failed(callIndex); res.end(); return; }
     // Only answered calls enter the ledger; the ledger's ending tells the template whether <|im_end|> was generated.
     prepared.commit({ callIndex, outputIds, finishReason: stoppedOnToken ? 'stop' : 'length', reply });
     const final = { message: reply, finishReason, promptTokens: prepared.promptIds.length, outputTokens: outputIds.length };

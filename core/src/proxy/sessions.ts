@@ -1,6 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ChatTemplate } from '../contracts/engine';
+import type { CallRequestInfo } from '../contracts/harness';
 import type { CanonicalConversation } from '../contracts/messages';
+import type { CallRole } from '../contracts/records';
 import { TitoLedger } from './ledger';
 
 /** A rollout's session with the proxy: its own base URL path, secret key and TITO ledger. */
@@ -22,8 +24,10 @@ export interface SessionState {
   refused?: string;
   /** Requests being answered, so closing can wait for their records. */
   inFlight: Set<Promise<void>>;
-  /** The harness's main/side classifier, when it has one. */
-  classify?: (conversation: CanonicalConversation, requestedModel: string) => 'main' | 'side';
+  /** The harness's call classifier, when it has one. */
+  classify?: (conversation: CanonicalConversation, requestedModel: string, request: CallRequestInfo) => CallRole;
+  /** Notes already logged for this session (each is logged once). */
+  logged: Set<string>;
 }
 
 /** What a caller gets back when opening a session. */
@@ -45,7 +49,7 @@ export class Sessions {
     if (this.byId.has(rolloutId)) throw new Error(`a session for rollout "${rolloutId}" already exists`);
     const state: SessionState = {
       rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template),
-      nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify,
+      nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(),
     };
     this.byId.set(rolloutId, state);
     return state;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { metricsFile, readMetrics } from '../run/metrics';
+import { metricsFile, readMetrics } from './metrics-log';
 import { chartsOf, renderReport } from './html';
 
 /** Write `<runDir>/report.html` from the run's metrics; returns its path. */

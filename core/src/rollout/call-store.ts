@@ -1,6 +1,10 @@
+import 'reflect-metadata';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelCallRecord } from '../contracts/records';
+import { inject, injectable } from 'tsyringe';
+import type { ModelCallRecord, RecordStore } from '../contracts/records';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { ServiceTokens } from './tokens';
 
 /**
  * On disk a record that reuses its parent's ids stores only the new tail of its prompt
@@ -35,7 +39,7 @@ function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
     else {
       const parentIndex = s.origin.kind === 'reuse' ? s.origin.parentCall : s.origin.kind === 'retry' ? s.origin.of : -1;
       const parent = byIndex.get(parentIndex);
-      if (!parent) throw new Error(`${file}: call ${s.callIndex} refers to call ${parentIndex}, which is not in the file`);
+      if (!parent) throw new ClawGymError(ErrorCodes.RECORDS_INVALID, `${file}: call ${s.callIndex} refers to call ${parentIndex}, which is not in the file`, { hint: 'The file was edited or cut before that call; the rollout\'s records cannot be rebuilt. Remove the file (its rollout is then missing records: an infrastructure failure).' });
       if (s.origin.kind === 'reuse') {
         const tail = s.promptTail ?? [];
         promptIds = new Int32Array(parent.promptIds.length + parent.outputIds.length + tail.length);
@@ -56,10 +60,12 @@ function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
  * order. `append` resolves once the line is written to the file (the proxy awaits it before
  * sending a response's final event), so a crash of this process never loses an answered call.
  */
-export class CallStore {
+@injectable()
+export class CallStore implements RecordStore {
   private readonly files = new Map<string, { handle: Promise<FileHandle>; tail: Promise<void> }>();
 
-  constructor(readonly dir: string) {}
+  /** In the run container the folder is the scope's `Tokens.CallsDir`. */
+  constructor(@inject(ServiceTokens.CallsDir) readonly dir: string) {}
 
   private fileOf(rolloutId: string) {
     let f = this.files.get(rolloutId);
@@ -72,7 +78,7 @@ export class CallStore {
   }
 
   path(rolloutId: string): string {
-    if (!/^[\w.-]+$/.test(rolloutId)) throw new Error(`invalid rollout id: ${rolloutId}`);
+    if (!/^[\w.-]+$/.test(rolloutId)) throw new ClawGymError(ErrorCodes.ROLLOUT_ID_INVALID, `invalid rollout id: ${JSON.stringify(rolloutId)}`, { hint: 'Rollout ids name files: use letters, digits, ".", "-" and "_".' });
     return join(this.dir, `${rolloutId}.jsonl`);
   }
 

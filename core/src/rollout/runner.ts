@@ -3,7 +3,8 @@ import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
 import type { RolloutOutcome } from '../contracts/tree';
-import { messageOf } from '../errors';
+import { dirname } from 'node:path';
+import { ClawGymError, ErrorCodes, messageOf } from '../errors';
 import type { RolloutRequest, RolloutResult } from '../kernel/hooks';
 import type { Kernel } from '../kernel/kernel';
 import type { ServingProxy } from '../proxy/server';
@@ -42,6 +43,8 @@ export interface RunnerOptions {
   /** Extra attempts after an infrastructure failure (never after a harness failure). */
   infraRetries: number;
   limits?: SandboxLimits;
+  /** Where providers keep logs (image builds); default: the folder of `socketPath`. */
+  logDir?: string;
   /** Extra read-only host paths the harnesses need inside sandboxes. */
   readOnlyPaths?: string[];
   model?: string;
@@ -70,6 +73,7 @@ export class RolloutRunner {
   }
 
   async run(jobs: readonly RolloutJob[], signal?: AbortSignal): Promise<RolloutReport[]> {
+    this.refuseUnsupported(jobs);
     if (this.o.sweepOnStart !== false && !this.swept) {
       this.swept = true;
       await this.sweepOrphans();
@@ -91,6 +95,20 @@ export class RolloutRunner {
     };
     await Promise.all(Array.from({ length: Math.min(this.o.concurrency, jobs.length) }, worker));
     return reports.filter(Boolean);
+  }
+
+  /**
+   * A task with its own image cannot run on a provider without images: refuse the whole batch
+   * before any rollout, rather than letting every rollout fail as an infra error.
+   */
+  private refuseUnsupported(jobs: readonly RolloutJob[]): void {
+    if (this.o.sandboxes.supportsEnvironments) return;
+    const needing = [...new Set(jobs.filter((j) => j.task.environment).map((j) => j.task.id))];
+    if (needing.length === 0) return;
+    const list = needing.slice(0, 5).join(', ') + (needing.length > 5 ? ` and ${needing.length - 5} more` : '');
+    throw new ClawGymError(ErrorCodes.SANDBOX_UNSUPPORTED,
+      `${needing.length} task(s) need their own image (environment/Dockerfile) but the "${this.o.sandboxes.name}" sandbox runs no images: ${list}`,
+      { hint: "use the Docker sandbox (sandbox: 'docker', @clawgym/sandbox-docker), or load Harbor tasks with environment: 'copy' to run them without their image (their Dockerfile's setup then never happens)" });
   }
 
   private async runWithRetries(job: RolloutJob, signal?: AbortSignal): Promise<RolloutReport> {
@@ -122,8 +140,11 @@ export class RolloutRunner {
     try {
       if (this.o.kernel) request = await this.o.kernel.hooks.beforeRollout.promise(request);
       sandbox = await this.o.sandboxes.create({
-        runId: this.o.runId, rolloutId: sessionId, limits: this.o.limits ?? {}, env: request.env,
+        runId: this.o.runId, rolloutId: sessionId, limits: { ...this.o.limits, ...job.task.limits }, env: request.env,
         modelEndpoint: { socketPath: this.o.socketPath, url: session.baseUrl },
+        environment: job.task.environment,
+        // The proxy socket lives in the run's (or the evaluation's) folder: logs go beside it.
+        logDir: this.o.logDir ?? dirname(this.o.socketPath),
         readOnlyPaths: [...new Set([...(this.o.readOnlyPaths ?? []), ...(job.harness.hostPaths?.(request.harnessOptions) ?? [])])],
       }).catch((err: unknown) => { throw new InfraError(`sandbox creation failed: ${messageOf(err)}`); });
       const workspace = fsWorkspace(sandbox.workspaceHostPath);

@@ -19,6 +19,7 @@ import { chmod, cp, lstat, mkdir, readdir, readFile, realpath, rm, rmdir, stat, 
 import { hostname, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
+import { refuseEnvironment } from './environment';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { ownerAlive, startTimeOf } from './owner';
@@ -405,6 +406,7 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     async mode() { return (await getMachine()).mode; },
 
     async create(spec) {
+      refuseEnvironment(spec, 'local');
       const m = await getMachine();
       if (m.mode === 'fallback' && !options.allowUnisolated) {
         throw new ClawGymError(ErrorCodes.SANDBOX_UNISOLATED, `the local sandbox cannot isolate files here (${m.whyFallback}): a sandboxed harness could read and write the host's files and other sandboxes' workspaces`, {

@@ -4,6 +4,7 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from '../contracts/sandbox';
+import { refuseEnvironment } from './environment';
 
 /** Port of the in-sandbox forwarder; every sandbox has its own loopback, so one port serves all. */
 export const SANDBOX_PROXY_PORT = 4141;
@@ -24,6 +25,7 @@ export function netnsAvailable(): { ok: boolean; reason?: string } {
  * host's filesystem) — bubblewrap and Docker sandboxes add that.
  */
 export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
+  refuseEnvironment(spec, 'netns');
   const socketPath = spec.modelEndpoint.socketPath;
   if (!socketPath) throw new Error('the netns sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required');
   const root = await mkdtemp(join(tmpdir(), `clawgym-${spec.runId}-${spec.rolloutId}-`));

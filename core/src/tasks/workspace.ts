@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { Workspace } from '../contracts/task';
+import { ClawGymError, ErrorCodes } from '../errors';
 
 /**
  * A {@link Workspace} over a host folder. Paths are relative to the root; a path that escapes
@@ -12,7 +13,7 @@ export function fsWorkspace(root: string): Workspace {
   const at = (p: string) => {
     const full = resolve(abs, p);
     const rel = relative(abs, full);
-    if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`path escapes the workspace: ${p}`);
+    if (rel.startsWith('..') || isAbsolute(rel)) throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `path escapes the workspace: ${p}`, { hint: 'Task setup and verifiers use paths relative to the workspace root.' });
     return full;
   };
   return {

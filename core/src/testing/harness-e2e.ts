@@ -7,13 +7,15 @@ import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox } from '../contracts/sandbox';
 import type { Script } from '../engine/scripted';
 import { createNetnsSandbox } from '../sandbox/netns';
+import { startRequestCapture } from './request-capture';
 import { startScriptedProxy } from './scripted-proxy';
 
 /**
  * Run a real harness once, end to end, the way a rollout will: a scripted engine behind the
  * serving proxy (reached only through a Unix socket), the harness in a sandbox whose only
  * network is its own loopback. Returns the harness result, the recorded calls and the workspace.
- * With `CLAWGYM_E2E_RUNS=<dir>` the records are kept there for `clawgym inspect <dir>`.
+ * With `CLAWGYM_E2E_RUNS=<dir>` the records are kept there for `clawgym inspect <dir>`; with
+ * `CLAWGYM_E2E_CAPTURE=<dir>` every request body the harness sent is written to `<dir>/<rollout>/`.
  * `close()` stops the proxy, destroys the sandbox and removes the temp folders; call it when done.
  */
 export async function runHarnessOnce(opts: {
@@ -32,14 +34,19 @@ export async function runHarnessOnce(opts: {
   const socketDir = mkdtempSync(join(tmpdir(), 'clawgym-sock-'));
   const socketPath = join(socketDir, 'proxy.sock');
   let sandbox: Sandbox | undefined;
+  const capture = process.env.CLAWGYM_E2E_CAPTURE;
+  let captureServer: Awaited<ReturnType<typeof startRequestCapture>> | undefined;
   const close = async () => {
+    if (captureServer) await new Promise<void>((resolve) => { captureServer!.close(() => resolve()); captureServer!.closeAllConnections(); });
     await p.close();
     await sandbox?.destroy();
     await rm(socketDir, { recursive: true, force: true });
   };
   try {
-    await p.proxy.listenUnix(socketPath);
-    const session = p.proxy.openSession(rolloutId);
+    if (capture) captureServer = await startRequestCapture(socketPath, p.url, join(capture, rolloutId));
+    else await p.proxy.listenUnix(socketPath);
+    // Classified as in a real rollout (RolloutRunner does the same), so side calls show as such.
+    const session = p.proxy.openSession(rolloutId, { classify: opts.harness.classifyCall?.bind(opts.harness) });
     sandbox = await createNetnsSandbox({ runId: 'e2e', rolloutId, limits: {}, modelEndpoint: { socketPath, url: session.baseUrl } });
     workspace = sandbox.workspacePath;
     const result = await opts.harness.run({

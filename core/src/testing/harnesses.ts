@@ -2,14 +2,21 @@ import { netnsAvailable } from '../sandbox/netns';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-/** Where `scripts/install-harnesses.sh` puts the real CLIs (override with CLAWGYM_HARNESS_DIR). */
+/**
+ * Where `scripts/install-harnesses.sh` puts the real CLIs: `CLAWGYM_HARNESS_DIR`, the one
+ * variable both the script and these tests read.
+ */
 export const HARNESS_DIR = process.env.CLAWGYM_HARNESS_DIR ?? resolve(__dirname, '..', '..', '..', '.harnesses');
+
+/** The Node 24 the install script shares between the CLIs that are Node scripts. */
+const NODE24 = 'node24/node_modules/node/bin/node';
 
 const LAYOUT: Record<string, { bin: string; node?: string }> = {
   'claude-code': { bin: 'claude-code/node_modules/.bin/claude' },
-  openclaw: { bin: 'openclaw/node_modules/openclaw/openclaw.mjs', node: 'openclaw/node24/node_modules/node/bin/node' },
+  openclaw: { bin: 'openclaw/node_modules/openclaw/openclaw.mjs', node: NODE24 },
   codex: { bin: 'codex/node_modules/.bin/codex' },
-  'qwen-code': { bin: 'qwen-code/node_modules/.bin/qwen' },
+  // Qwen Code >= 0.16 needs Node >= 22: its entry runs under the shared Node 24.
+  'qwen-code': { bin: 'qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js', node: NODE24 },
 };
 
 /**

@@ -4,8 +4,8 @@
  * runner that turns a folder of cases into tests.
  *
  * ```ts
- * const kernel = await createTestKernel({ plugins: [myPlugin()] });
- * const result = await kernel.hooks.computeAdvantage.promise(input);
+ * const kernel = await createTestKernel({ plugins: [myPlugin()], config: { algorithm: 'mine' } });
+ * const result = await computeStepAdvantages(kernel, trees);
  * ```
  */
 export { createTestKernel, type TestKernelOptions } from './test-kernel';
@@ -15,6 +15,7 @@ export { recordingSandbox, type RecordingSandbox } from './recording-sandbox';
 export { startScriptedProxy } from './scripted-proxy';
 export { installedHarness, harnessE2ePrerequisites, describeIf, HARNESS_DIR } from './harnesses';
 export { runHarnessOnce } from './harness-e2e';
+export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type CapturedRequest } from './request-capture';
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';

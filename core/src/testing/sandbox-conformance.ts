@@ -69,7 +69,8 @@ export async function openEscapeLab(s: ConformanceSetup): Promise<EscapeLab> {
   const a: Sandbox = await s.provider.create(spec('a'));
   const b: Sandbox = await s.provider.create(spec('b'));
   await b.writeFile('secret.txt', otherFile);
-  const bHolder = b.exec([node, '-e', 'setInterval(() => {}, 1000)'], { env: { ANTHROPIC_API_KEY: otherKey }, timeoutMs: 120_000 });
+  const holder = new AbortController();
+  const bHolder = b.exec([node, '-e', 'setInterval(() => {}, 1000)'], { env: { ANTHROPIC_API_KEY: otherKey }, timeoutMs: 120_000, signal: holder.signal });
   const hostServer: Server = createServer((c) => { c.end('host-service\n'); });
   await new Promise<void>((r) => hostServer.listen(0, '127.0.0.1', () => r()));
   const hostPort = (hostServer.address() as { port: number }).port;
@@ -128,6 +129,7 @@ export async function openEscapeLab(s: ConformanceSetup): Promise<EscapeLab> {
       hostChild.kill('SIGKILL');
       victim.kill('SIGKILL');
       await new Promise<void>((r) => hostServer.close(() => r()));
+      holder.abort(); // not every provider's destroy() stops what still runs (the netns test kit's does not)
       await a.destroy();
       await b.destroy();
       await bHolder.catch(() => undefined);

@@ -11,9 +11,9 @@ import { CallStore } from '../rollout/call-store';
  * A serving proxy on loopback with a {@link ScriptedEngine} and a call store in a temp folder:
  * everything a harness or wire-format test needs. `close()` stops it.
  */
-export async function startScriptedProxy(script: Script, options: Partial<ProxyOptions> & { runDir?: string } = {}) {
+export async function startScriptedProxy(script: Script, options: Partial<ProxyOptions> & { runDir?: string; template?: ConstructorParameters<typeof ScriptedEngine>[1] } = {}) {
   const dir = options.runDir ?? mkdtempSync(join(tmpdir(), 'clawgym-proxy-'));
-  const engine = new ScriptedEngine(script);
+  const engine = new ScriptedEngine(script, options.template);
   const store = new CallStore(join(dir, 'calls'));
   const records: ModelCallRecord[] = [];
   const proxy = new ServingProxy({

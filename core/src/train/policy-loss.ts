@@ -1,37 +1,6 @@
-/** Inputs of the policy loss over the trained tokens of a batch (each token once). */
-export interface PolicyLossInput {
-  /** log π_θ(token) under the weights being optimised. */
-  logp: Float32Array;
-  /** log π_old: the trainer's policy at the start of the step (no gradient). */
-  logpOld: Float32Array;
-  /** log π_rollout: what the engine sampled with (no gradient). */
-  logpRollout: Float32Array;
-  advantages: Float32Array;
-  clipLow: number;
-  clipHigh: number;
-  /** Truncation C of the importance weight min(π_old / π_rollout, C). */
-  tisCap: number;
-}
+import type { PolicyLoss, PolicyLossInput, PolicyLossResult } from '../contracts/policy-loss';
 
-/** Loss, its gradient with respect to `logp`, and the step's mismatch and clipping metrics. */
-export interface PolicyLossResult {
-  loss: number;
-  /** dLoss / dlogp, per token. */
-  grad: Float32Array;
-  metrics: {
-    /** Mean |log π_old − log π_rollout|: how far trainer and engine disagree. */
-    mismatchAbsLogp: number;
-    /** k3 estimate of KL(π_rollout ‖ π_old) from the rollout's samples. */
-    mismatchKl: number;
-    /** Share of tokens whose ratio was clipped (gradient zero). */
-    clipFraction: number;
-    clipLowFraction: number;
-    clipHighFraction: number;
-    /** Share of tokens whose importance weight hit the cap C. */
-    tisCappedFraction: number;
-    tokens: number;
-  };
-}
+export type { PolicyLossInput, PolicyLossResult } from '../contracts/policy-loss';
 
 /**
  * The policy loss both GRPO and PPO use: PPO's clipped surrogate against the policy at the start
@@ -100,3 +69,6 @@ export function valueLoss(values: Float32Array, targets: Float32Array): { loss: 
   }
   return { loss: n ? loss / n : 0, grad };
 }
+
+/** Core's policy loss as a registered part: the config's default `policyLoss: 'clipped-tis'`. */
+export const clippedTisLoss: PolicyLoss = { name: 'clipped-tis', compute: policyLoss };

@@ -1,4 +1,4 @@
-import type { ModelCallRecord } from '../contracts/records';
+import { isSideCall, type ModelCallRecord } from '../contracts/records';
 import type { RolloutTree, TreeNode } from '../contracts/tree';
 
 /** What the builder needs to know about the rollout besides its calls. */
@@ -115,7 +115,7 @@ export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo
     ends.set(`${what}${call}`, { tree, run: pos.run });
   };
   // Main-agent calls first decide the main tree: the first call marked main, else the first call.
-  const firstMain = answered.find((r) => r.role === 'main') ?? answered.find((r) => r.role !== 'side');
+  const firstMain = answered.find((r) => r.role === 'main') ?? answered.find((r) => !isSideCall(r.role));
   let mainTree: Tree | undefined;
 
   for (const r of answered) {
@@ -136,7 +136,7 @@ export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo
       let best: { t: Tree; common: number } | undefined;
       for (const t of trees) {
         // A call the harness marked as a side call never joins the main tree.
-        if (r.role === 'side' && t === mainTree) continue;
+        if (isSideCall(r.role) && t === mainTree) continue;
         const common = t.commonPrefix(prompt);
         if (common >= t.firstMessageLength && (!best || common > best.common)) best = { t, common };
       }

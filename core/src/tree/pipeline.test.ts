@@ -2,7 +2,6 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { byteChatMl } from '../engine/byte-chatml';
-import { tapAlgorithm } from '../kernel/algorithm';
 import { definePlugin } from '../kernel/plugin';
 import { CallStore } from '../rollout/call-store';
 import { createTestKernel } from '../testing';
@@ -19,7 +18,7 @@ const rewardAsAdvantage = definePlugin({
   name: 'acme:reward-as-advantage',
   options: z.strictObject({ scale: z.number().default(1) }),
   apply(api, { scale }) {
-    tapAlgorithm(api, {
+    api.provide.algorithm({
       name: 'raw-reward', needsValues: false,
       computeAdvantages: (input) => ({
         algorithm: 'raw-reward',
@@ -30,8 +29,8 @@ const rewardAsAdvantage = definePlugin({
   },
 });
 
-describe('step pipeline: filters, onTreeBuilt, computeAdvantage', () => {
-  it('uses a third algorithm registered from outside, through the hook', async () => {
+describe('step pipeline: filters, onTreeBuilt, the algorithm, computeAdvantage', () => {
+  it('uses a third algorithm registered from outside, through the registry', async () => {
     const kernel = await createTestKernel({ plugins: [rewardAsAdvantage({ scale: 2 })], config: { algorithm: 'raw-reward' } });
     const trees = await buildStepTrees(kernel, [{ records: simulateRollout(['step', 'step'], 1), info: info('r1', 'agentloop', 0.5) }], messageEndId);
     const result = await computeStepAdvantages(kernel, trees);
@@ -50,9 +49,24 @@ describe('step pipeline: filters, onTreeBuilt, computeAdvantage', () => {
     expect(tree!.filterCounts['dead-leaf']).toBeGreaterThan(0);
   });
 
-  it('says clearly when no plugin answers for the selected algorithm', async () => {
-    const kernel = await createTestKernel({ plugins: [{ name: 'silent', apply: (api) => api.provide.algorithm({ name: 'silent', needsValues: false, computeAdvantages: () => { throw new Error('unused'); } }) }], config: { algorithm: 'silent' } });
-    await expect(computeStepAdvantages(kernel, [])).rejects.toThrow('no plugin answered computeAdvantage for algorithm "silent"');
+  it('dispatches to the selected algorithm only, then lets computeAdvantage taps reshape its result', async () => {
+    const called: string[] = [];
+    const algo = (name: string) => ({ name, needsValues: false, computeAdvantages: () => { called.push(name); return { algorithm: name, advantages: new Map(), metrics: {} }; } });
+    const kernel = await createTestKernel({
+      plugins: [
+        { name: 'acme:two', apply: (api) => { api.provide.algorithm(algo('a')); api.provide.algorithm(algo('b')); } },
+        { name: 'acme:clip', apply: (api) => api.hooks.computeAdvantage.tap(undefined, (result, input) => ({ ...result, metrics: { ...result.metrics, clipped: input.trees.length + 1 } })) },
+      ],
+      config: { algorithm: 'b' },
+    });
+    const result = await computeStepAdvantages(kernel, []);
+    expect(called).toEqual(['b']);
+    expect(result).toMatchObject({ algorithm: 'b', metrics: { clipped: 1 } });
+  });
+
+  it('names what is registered when the selected algorithm is not', async () => {
+    const kernel = await createTestKernel({ plugins: [rewardAsAdvantage()], config: { algorithm: 'nope' } });
+    await expect(computeStepAdvantages(kernel, [])).rejects.toMatchObject({ code: 'CLAWGYM_PLUGIN_NOT_FOUND' });
   });
 });
 

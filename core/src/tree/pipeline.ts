@@ -1,10 +1,12 @@
 import type { ModelCallRecord } from '../contracts/records';
-import type { AdvantageResult, RolloutTree } from '../contracts/tree';
+import type { Trainer } from '../contracts/trainer';
+import type { AdvantageInput, AdvantageResult, RolloutTree } from '../contracts/tree';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { provider, slotName, slotOptions } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
 import { buildTree, type RolloutInfo } from './builder';
 import { applyFilters } from './filters';
+import { isTrainable } from './trainable';
 
 /**
  * Trees of a step's rollouts: built from their calls, passed through the built-in filters
@@ -24,28 +26,30 @@ export async function buildStepTrees(
 }
 
 /**
- * Advantages of a step, from whichever algorithm the config selects — through the
- * `computeAdvantage` hook, the only dispatch path, for built-in and third-party algorithms alike.
+ * Advantages of a step from the algorithm the config selects. The registry is the only
+ * dispatch path (STYLE.md rule 11): the algorithm is looked up by the config's name (its
+ * package loaded on demand) and called, built-in GRPO and PPO exactly like a third-party one.
+ * The `computeAdvantage` waterfall then lets plugins reshape the result (clipping, shaping).
+ * Value estimates come from `trainer.values` when the algorithm needs them.
  */
 export async function computeStepAdvantages(
   kernel: Kernel,
   trees: readonly RolloutTree[],
-  values?: ReadonlyMap<string, ReadonlyMap<number, Float32Array>>,
+  trainer?: Pick<Trainer, 'name' | 'values'>,
 ): Promise<AdvantageResult> {
   const slot = kernel.config.algorithm;
   const name = slotName(slot);
-  const options = slotOptions(slot);
   const algorithm = await provider(kernel, 'algorithm', slot);
-  if (algorithm.needsValues && !values) {
-    throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `algorithm "${name}" needs value estimates, but none were given`, {
-      hint: 'Use a trainer with a value head, or an algorithm without one (grpo).',
-    });
+  let values: AdvantageInput['values'];
+  if (algorithm.needsValues) {
+    if (!trainer?.values) {
+      throw new ClawGymError(ErrorCodes.ALGORITHM_NEEDS_VALUES, `algorithm "${name}" needs value estimates, but trainer "${trainer?.name ?? '(none)'}" has no value head`, {
+        hint: 'Use a trainer with a value head (embedded), or an algorithm without one (grpo).',
+      });
+    }
+    values = await trainer.values(trees.filter(isTrainable));
   }
-  const result = await kernel.hooks.computeAdvantage.promise({ algorithm: name, options, trees, values });
-  if (!result) {
-    throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `no plugin answered computeAdvantage for algorithm "${name}"`, {
-      hint: 'An algorithm plugin must tap computeAdvantage and answer for its own name (tapAlgorithm does both).',
-    });
-  }
-  return result;
+  const input: AdvantageInput = { algorithm: name, options: slotOptions(slot), trees, values };
+  const result = await algorithm.computeAdvantages(input);
+  return kernel.hooks.computeAdvantage.promise(result, input);
 }

@@ -1,14 +1,14 @@
 import { createTestKernel, makeTree } from '@clawgym/core/testing';
-import { applyFilters } from '@clawgym/core';
+import { applyFilters, computeStepAdvantages } from '@clawgym/core';
 import grpo from './index';
 
 const adv = (r: Awaited<ReturnType<typeof run>>, id: string) => [...r!.advantages.get(id)!.values()].map((a) => [...a]);
 async function run(trees: ReturnType<typeof makeTree>[], options: Record<string, unknown> = {}) {
-  const kernel = await createTestKernel({ plugins: [grpo()] });
-  return kernel.hooks.computeAdvantage.promise({ algorithm: 'grpo', options, trees });
+  const kernel = await createTestKernel({ plugins: [grpo()], config: { algorithm: { use: 'grpo', options } } });
+  return computeStepAdvantages(kernel, trees);
 }
 
-describe('grpo through computeAdvantage', () => {
+describe('grpo, selected by the config through the registry', () => {
   it('normalises rewards inside a group and broadcasts to every generated token', async () => {
     // rewards 1, 0, 0, 1: mean 0.5, std 0.5 → advantages ±1 (ε = 1e-6)
     const trees = [1, 0, 0, 1].map((reward, i) => makeTree({ rolloutId: `r${i}`, reward, generated: [2, 3] }));

@@ -12,7 +12,7 @@ export const PpoOptions = z.strictObject({});
 export function computePpo(input: AdvantageInput): AdvantageResult {
   parseWithSchema(PpoOptions, input.options, 'options of algorithm "ppo"');
   if (!input.values) {
-    throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, 'ppo needs value estimates V(s_t), but the trainer gave none', {
+    throw new ClawGymError(ErrorCodes.ALGORITHM_NEEDS_VALUES, 'ppo needs value estimates V(s_t), but the trainer gave none', {
       hint: 'Use a trainer with a value head (the embedded trainer has one), or choose algorithm "grpo".',
     });
   }
@@ -29,7 +29,7 @@ export function computePpo(input: AdvantageInput): AdvantageResult {
     for (const node of nodes) {
       const v = values?.get(node.id);
       if (!v || v.length !== node.tokens.length) {
-        throw new ClawGymError(ErrorCodes.PROVIDER_MISSING,
+        throw new ClawGymError(ErrorCodes.ALGORITHM_NEEDS_VALUES,
           `ppo: no value estimate for rollout ${tree.rolloutId} node ${node.id} (${node.tokens.length} tokens)`);
       }
       adv.set(node.id, v.map((x) => tree.reward - x));

@@ -1,3 +1,4 @@
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
 import type { Transformer } from './model';
 
 /**
@@ -50,7 +51,7 @@ export class KvDecoder {
   step(token: number): Float32Array {
     const m = this.model;
     const { dModel: d, heads, mlpHidden: H, vocabSize: V, layers, context } = m.config;
-    if (this.length >= Math.min(context, this.capacity)) throw new Error('context full');
+    if (this.length >= Math.min(context, this.capacity)) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `the decoder's cache is full (${Math.min(context, this.capacity)} positions): the engine caps output to the room left, so this is a bug`);
     const p = (n: string) => m.params.get(n)!;
     const K = m.kernels;
     const pos = this.length;

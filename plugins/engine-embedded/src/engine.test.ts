@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildTree, byteChatMl, cpuKernels, type ModelCallRecord } from '@clawgym/core';
+import { buildTree, byteChatMl, clippedTisLoss, cpuKernels, type ModelCallRecord } from '@clawgym/core';
 import { KvDecoder } from './decode';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
@@ -124,7 +124,7 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
       await new EmbeddedTrainer(policy, { ...opt, valueLrScale }).step({
         trees: [tree],
         advantages: { algorithm: 'test', advantages: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(0.5)]))]]), valueTargets: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))]]), metrics: {} },
-        loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, valueCoef: 0.5 },
+        loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, valueCoef: 0.5 }, policyLoss: clippedTisLoss,
       });
       const emb = policy.model.params.get('tok_emb')!;
       return { value: Math.abs(policy.model.params.get('value.b')![0]! - before), emb: emb.reduce((m, x, i) => Math.max(m, Math.abs(x - wBefore[i]!)), 0) };
@@ -143,7 +143,7 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
       const tree = buildTree([record(await sample(engine, 3, 16))], info, { messageEndId: tokenizer.special('<|im_end|>') });
       const gen = tree.nodes.filter((n) => n.kind === 'generated');
       const trainer = new EmbeddedTrainer(policy, { ...opt, lr: 0.05 });
-      const batch = { trees: [tree], advantages: { algorithm: 'test', advantages: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))]]), metrics: {} }, loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, epochs } };
+      const batch = { trees: [tree], advantages: { algorithm: 'test', advantages: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))]]), metrics: {} }, loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, epochs }, policyLoss: clippedTisLoss };
       let metrics;
       for (let i = 0; i < calls; i++) metrics = await trainer.step(batch);
       return { metrics: metrics!, version: policy.version, w: policy.model.params.get('l0.wq')!.slice() };
@@ -182,7 +182,7 @@ print(t['dtype'], list(a.shape), len([k for k in h if k != '__metadata__']), h['
       metrics = await trainer.step({
         trees: [good, bad],
         advantages: { algorithm: 'test', advantages: new Map([['good', adv(good, 1)], ['bad', adv(bad, -1)]]), valueTargets: new Map([['good', targets(good)], ['bad', targets(bad)]]), metrics: {} },
-        loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, valueCoef: 0.5 },
+        loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2, valueCoef: 0.5 }, policyLoss: clippedTisLoss,
       });
     }
     expect(await sum(good)).toBeGreaterThan(before.good);

@@ -1,5 +1,5 @@
 import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, Tokenizer } from '@clawgym/core';
-import { Rng } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, Rng } from '@clawgym/core';
 import { KvDecoder } from './decode';
 import type { SharedPolicy } from './policy';
 
@@ -35,6 +35,8 @@ export function samplingLogprobs(logits: Float32Array, temperature: number, topP
  */
 export class EmbeddedEngine implements Engine {
   readonly name = 'embedded';
+  /** Its logprobs are of the distribution each token was drawn from (temperature and top-p applied). */
+  readonly logprobs = 'processed' as const;
   private calls = 0;
   /**
    * Prompts prefilled lately, with the policy version they were read with: the samples of a
@@ -63,7 +65,7 @@ export class EmbeddedEngine implements Engine {
     // logprobs disagree with the trainer's): one that leaves no room for output is refused, and
     // the output is cut to the room left.
     const prompt = request.promptIds;
-    if (prompt.length >= context) throw new Error(`prompt is too long: ${prompt.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`);
+    if (prompt.length >= context) throw new ClawGymError(ErrorCodes.PROMPT_TOO_LONG, `prompt is too long: ${prompt.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`, { hint: 'A larger model.context, or a harness and template that send less (template.systemChars, template.toolResultChars).' });
     const maxTokens = Math.min(Math.max(1, request.sampling.maxTokens), context - prompt.length);
     const rng = new Rng(request.sampling.seed ?? this.seed * 1_000_003 + this.calls++);
     const stops = new Set([...this.chatTemplate.stopIds, ...(request.sampling.stopIds ?? [])]);

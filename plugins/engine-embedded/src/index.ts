@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { byteChatMl, definePlugin, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
+import { byteChatMl, ClawGymError, definePlugin, ErrorCodes, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
 import { CompactTemplate } from './compact-template';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
@@ -76,13 +76,13 @@ export default definePlugin({
       const existing = policies.get(ctx.runDir);
       if (existing) {
         if (JSON.stringify(existing.options) !== JSON.stringify(options)) {
-          throw new Error('the embedded engine and trainer of one run share their weights, but were given different options; give them once, on the engine (`trainer: \'embedded\'` then uses the engine\'s)');
+          throw new ClawGymError(ErrorCodes.CONFIG_INVALID, 'the embedded engine and trainer of one run share their weights, but were given different options', { hint: 'Give them once, on the engine: `trainer: \'embedded\'` then uses the engine\'s.' });
         }
         return existing;
       }
       const { tokenizer } = byteChatMl();
       const m = options.model;
-      if (m.dModel % m.heads !== 0) throw new Error(`model.dModel (${m.dModel}) must be divisible by model.heads (${m.heads})`);
+      if (m.dModel % m.heads !== 0) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `model.dModel (${m.dModel}) must be divisible by model.heads (${m.heads})`, { hint: 'Each attention head gets dModel / heads dimensions: pick heads that divide dModel.' });
       const config: ModelConfig = { vocabSize: tokenizer.vocabSize, dModel: m.dModel, layers: m.layers, heads: m.heads, context: m.context, mlpHidden: m.mlpHidden ?? 4 * m.dModel, valueHead: m.valueHead, valueDetach: m.valueDetach };
       const kernels = registry.get('kernels', options.kernels) as ComputeKernels;
       const entry = { policy: new SharedPolicy(config, kernels, ctx.seed), options };

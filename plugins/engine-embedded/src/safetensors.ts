@@ -1,4 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
 
 /** One tensor to write: name, shape, float32 data. */
 export interface Tensor { name: string; shape: number[]; data: Float32Array }
@@ -39,7 +40,7 @@ export async function loadSafetensors(file: string): Promise<{ tensors: Map<stri
   let metadata: Record<string, string> = {};
   for (const [name, info] of Object.entries(header)) {
     if (name === '__metadata__') { metadata = info as unknown as Record<string, string>; continue; }
-    if (info.dtype !== 'F32') throw new Error(`${file}: tensor ${name} has dtype ${info.dtype}; only F32 is supported`);
+    if (info.dtype !== 'F32') throw new ClawGymError(ErrorCodes.CHECKPOINT_MISMATCH, `${file}: tensor ${name} has dtype ${info.dtype}; only F32 is supported`, { hint: 'Convert the checkpoint to float32 safetensors.' });
     const [b, e] = info.data_offsets;
     const data = new Float32Array((e - b) / 4);
     Buffer.from(data.buffer).set(buf.subarray(8 + n + b, 8 + n + e));

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packTree, policyLoss, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, packTree, valueLoss, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { loadSafetensors, saveSafetensors } from './safetensors';
@@ -16,7 +16,7 @@ export interface OptimizerConfig {
   gradClip: number;
   /** Linear warm-up steps, then constant. */
   warmupSteps: number;
-  /** The value head's lr as a multiple of lr (default 1). */
+  /** The value head's lr as a multiple of lr (the plugin's `optimizer.valueLrScale` defaults to 30; unset here means 1). */
   valueLrScale?: number;
 }
 
@@ -42,7 +42,8 @@ function tokenLogprobs(fwd: ForwardResult, tokens: Int32Array, parents: Int32Arr
 /**
  * The embedded trainer: exact forward/backward of the shared policy on tree-packed batches
  * (each token attends to its ancestors only, every generated token is trained once), the
- * policy loss with the truncated importance weight, PPO's value loss, AdamW with gradient
+ * policy loss the batch carries (core's clipped ratio with the truncated importance weight by
+ * default), PPO's value loss, AdamW with gradient
  * clipping and warm-up, and checkpoints as safetensors plus a JSON config.
  */
 export class EmbeddedTrainer implements Trainer {
@@ -67,6 +68,7 @@ export class EmbeddedTrainer implements Trainer {
     return { packed, fwd };
   }
 
+  /** Log-probabilities of every generated token under the current weights (the step recomputes its own; tests compare these with the engine's). */
   async logprobs(trees: readonly RolloutTree[]): Promise<Map<string, Map<number, Float32Array>>> {
     const V = this.policy.config.vocabSize;
     const out = new Map<string, Map<number, Float32Array>>();
@@ -121,7 +123,8 @@ export class EmbeddedTrainer implements Trainer {
       if (n === 0) continue;
       const logp = Float32Array.from(idx, (i) => lpAll[i]!);
       if (!logpOld.has(tree.rolloutId)) logpOld.set(tree.rolloutId, logp);
-      const res = policyLoss({
+      // The loss the config selects (`policyLoss` slot): core's clipped-tis, or a plugin's.
+      const res = batch.policyLoss.compute({
         logp, logpOld: logpOld.get(tree.rolloutId)!, logpRollout: Float32Array.from(idx, (i) => packed.rolloutLogprobs[i]!),
         advantages: Float32Array.from(idx, (i) => packed.advantages[i]!),
         clipLow: batch.loss.clipLow, clipHigh: batch.loss.clipHigh, tisCap: batch.loss.tisCap,
@@ -222,7 +225,7 @@ export class EmbeddedTrainer implements Trainer {
 
   async load(dir: string, options: { weightsOnly?: boolean } = {}): Promise<void> {
     const metaText = await readFile(join(dir, 'config.json'), 'utf8').catch(() => {
-      throw new Error(`no checkpoint at ${dir} (expected config.json and model.safetensors there); make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option`);
+      throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `no checkpoint at ${dir} (expected config.json and model.safetensors there)`, { hint: `Make one with \`clawgym sft --fresh --out ${dir}\`, or fix the engine's checkpoint option.` });
     });
     const meta = JSON.parse(metaText) as { model: ModelConfig; step: number; policyVersion: number };
     const { tensors } = await loadSafetensors(join(dir, 'model.safetensors'));
@@ -237,7 +240,7 @@ export class EmbeddedTrainer implements Trainer {
         for (let at = t.data.length; at < p.length; at += d) p.set(t.data.subarray(t.data.length - d), at);
         continue;
       }
-      if (!t || t.data.length !== p.length) throw new Error(`checkpoint ${dir} does not fit this model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`);
+      if (!t || t.data.length !== p.length) throw new ClawGymError(ErrorCodes.CHECKPOINT_MISMATCH, `checkpoint ${dir} does not fit this model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`, { hint: 'Give the engine the model options the checkpoint was made with (its config.json lists them), or train a new one.' });
       p.set(t.data);
     }
     const opt = options.weightsOnly ? undefined : await loadSafetensors(join(dir, 'optimizer.safetensors')).catch(() => undefined);

@@ -56,3 +56,59 @@ describeIf(missing, 'the task oracle through the real Claude Code CLI (e2e)', ()
     expect(rows.map((x) => x.category).sort()).toEqual(['all', 'several-files', 'shell', 'transform', 'vocab-upper']);
   }, 240_000);
 });
+
+describeIf(missing, 'a Claude Code subagent through the proxy (e2e)', () => {
+  it('the Agent tool\'s subagent calls are classified subagent and stay out of the main tree; the main agent reuses its ids', async () => {
+    const run = await runHarnessOnce({
+      harness: claudeCodeHarness,
+      rolloutId: 'claude-code-subagent',
+      options: { bin: 'bin' in cli ? cli.bin : '', tools: ['Bash', 'Read', 'Write', 'Agent'] },
+      instruction: 'Ask a subagent to look around, then say done',
+      timeoutMs: 120_000,
+      // The subagent's system prompt carries cc_is_subagent=true (2.1.332); it answers at once. The
+      // Agent tool runs it in the background: the main agent hears "running", ends its turn, and is
+      // called again with the subagent's result as a task notification.
+      script: ({ prompt }) => (/cc_is_subagent=true/.test(prompt) ? { text: 'nothing to report' }
+        : /<tool_response>/.test(prompt) ? { text: 'done' }
+          : { toolCalls: [{ name: 'Agent', arguments: { description: 'Look around', prompt: 'Look around the workspace and report.', subagent_type: 'general-purpose' } }] }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      const roles = run.records.map((r) => r.role);
+      expect(roles.filter((r) => r === 'subagent').length).toBeGreaterThanOrEqual(1);
+      expect(roles.filter((r) => r === 'main').length).toBeGreaterThanOrEqual(2);
+      expect(roles.every((r) => r === 'main' || r === 'subagent')).toBe(true);
+      const tito = titoStats(run.records);
+      // Unclassified, the subagent's first call would count as a main fork ("message 0 differs").
+      expect(tito).toMatchObject({ forks: 0, rate: 1, sideRoles: { subagent: roles.filter((r) => r === 'subagent').length } });
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
+
+describeIf(missing, 'stock Claude Code (non-essential traffic on) through the proxy (e2e)', () => {
+  it('runs as shipped (it sends HEAD /api/hello first; its outside hosts are unreachable in the sandbox): every call classified, the main calls reuse their ids', async () => {
+    const run = await runHarnessOnce({
+      harness: claudeCodeHarness,
+      rolloutId: 'claude-code-stock',
+      options: { bin: 'bin' in cli ? cli.bin : '', nonessentialTraffic: true },
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      // A JSON-schema helper call (a title) gets the JSON it asks for; the agent writes, then finishes.
+      script: ({ prompt, workspace }) => (/JSON schema/.test(prompt) ? { text: '{"title":"Hello file"}' }
+        : /<tool_response>/.test(prompt) ? { text: 'done' }
+          : { toolCalls: [{ name: 'Write', arguments: { file_path: join(workspace, 'hello.txt'), content: 'hi' } }] }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.every((r) => r.role !== undefined)).toBe(true);
+      const tito = titoStats(run.records);
+      expect(tito).toMatchObject({ forks: 0, rate: 1 });
+      expect(tito.later).toBeGreaterThanOrEqual(1);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});

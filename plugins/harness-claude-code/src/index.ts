@@ -1,7 +1,9 @@
 import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { classifyClaudeCodeCall } from './classify';
 import { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 
 export { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
+export { classifyClaudeCodeCall } from './classify';
 
 /** Is the Claude Code CLI installed where Node resolves from `dir`? */
 function installed(dir: string): boolean {
@@ -20,18 +22,13 @@ export const claudeCodeHarness: Harness = {
   async check() {
     return installed(process.cwd())
       ? { ok: true }
-      : { ok: false, reason: 'Claude Code is not installed: npm i -D @anthropic-ai/claude-code (Node 20 gets 2.1.197)' };
+      : { ok: false, reason: 'Claude Code is not installed: scripts/install-harnesses.sh claude-code (npm under Node 24, so it gets the newest release; see docs/harnesses.md)', install: 'bash scripts/install-harnesses.sh claude-code' };
   },
-  /**
-   * Side calls (conversation titles, summaries, compaction) are sent without tools; every call of
-   * the agent itself (and of its subagents, which the tree builder separates by prefix) has them.
-   */
   hostPaths(options) {
     return installRootOf(parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin);
   },
-  classifyCall(conversation) {
-    return conversation.tools.length === 0 ? 'side' : 'main';
-  },
+  /** Main agent, subagent, title, memory and other side calls: see {@link classifyClaudeCodeCall}. */
+  classifyCall: classifyClaudeCodeCall,
   /**
    * The oracle's calls with Claude Code's tools. Relative paths work: Read and Write resolve
    * them against the working directory, the workspace.

@@ -30,3 +30,29 @@ describeIf(missing, 'real Codex CLI through the proxy (e2e, OpenAI Responses)', 
     }
   }, 180_000);
 });
+
+describeIf(missing, 'a Codex compaction through the proxy (e2e)', () => {
+  it('past model_auto_compact_token_limit the compaction call is classified compaction; the main agent goes on from the summary', async () => {
+    const run = await runHarnessOnce({
+      harness: codexHarness,
+      rolloutId: 'codex-compaction',
+      options: { bin: 'bin' in cli ? cli.bin : '', autoCompactTokenLimit: 3000 },
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      script: ({ prompt, callIndex }) => (prompt.includes('CONTEXT CHECKPOINT COMPACTION') ? { text: 'Summary: hello.txt is written.' }
+        : callIndex === 0 ? { toolCalls: [{ name: 'exec_command', arguments: { cmd: 'printf hi > hello.txt' } }] } : { text: 'done' }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.map((r) => r.role)).toEqual(['main', 'compaction', 'main']);
+      const tito = titoStats(run.records);
+      expect(tito).toMatchObject({ side: 1, sideRoles: { compaction: 1 } });
+      // Codex replaces the history after the task with the summary: the main agent's next call is a
+      // fork from call 0 (our reply is not in it), and says so; not a "tool list" difference with the compaction.
+      expect(tito.forkReasons.map((f) => f.reason)).toEqual(["call 0's reply was not echoed as we returned it (message 4 differs)"]);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});

@@ -1,15 +1,22 @@
 import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
 export const CodexOptions = z.strictObject({
   /** The `codex` executable as seen inside the sandbox. */
   bin: z.string().default('codex'),
+  /**
+   * `model_auto_compact_token_limit`: past this many tokens Codex compacts the conversation with
+   * a summarising call (a side call, classified as compaction). Default: Codex's own.
+   */
+  autoCompactTokenLimit: z.number().int().positive().optional(),
 });
 
-/** `$CODEX_HOME/config.toml` for one rollout: one provider at the session, nothing else contacted (HARNESSES.md). */
-export function codexConfig(endpoint: HarnessRunContext['endpoint']): string {
+/** `$CODEX_HOME/config.toml` for one rollout: one provider at the session, nothing else contacted (docs/harnesses.md). */
+export function codexConfig(endpoint: HarnessRunContext['endpoint'], options: { autoCompactTokenLimit?: number } = {}): string {
   return [
     `model = ${JSON.stringify(endpoint.model)}`,
+    ...(options.autoCompactTokenLimit ? [`model_auto_compact_token_limit = ${options.autoCompactTokenLimit}`] : []),
     'model_provider = "clawgym"',
     'check_for_update_on_startup = false',
     '',
@@ -30,19 +37,21 @@ export function codexInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'endpoi
   const home = ctx.sandbox.homePath;
   const env = { HOME: home, TMPDIR: `${home}/tmp`, CODEX_HOME: `${home}/.codex`, CLAWGYM_API_KEY: ctx.endpoint.apiKey };
   const argv = [options.bin, 'exec', '--skip-git-repo-check', '--json', '--dangerously-bypass-approvals-and-sandbox', ctx.instruction];
-  return { argv, env, configPath: `${env.CODEX_HOME}/config.toml`, config: codexConfig(ctx.endpoint) };
+  return { argv, env, configPath: `${env.CODEX_HOME}/config.toml`, config: codexConfig(ctx.endpoint, options) };
 }
 
 /** The real Codex CLI (OpenAI Responses only), headless, pointed at the rollout's session. */
 export const codexHarness: Harness = {
   name: 'codex',
+  /** Main agent or side call, from recorded requests: see {@link classifyCodexCall}. */
+  classifyCall: classifyCodexCall,
   wireFormat: 'openai-responses',
   async check() {
     try {
       require.resolve('@openai/codex/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)' };
+      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'scripts/install-harnesses.sh codex' };
     }
   },
   hostPaths(options) {
@@ -66,3 +75,5 @@ export default definePlugin({
     api.provide.harness(codexHarness);
   },
 });
+
+export { classifyCodexCall } from './classify';

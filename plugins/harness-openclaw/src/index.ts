@@ -1,4 +1,5 @@
 import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { classifyOpenClawCall } from './classify';
 import { OpenClawOptions, openClawInvocation } from './invocation';
 
 export { OpenClawOptions, openClawConfig, openClawInvocation } from './invocation';
@@ -6,13 +7,15 @@ export { OpenClawOptions, openClawConfig, openClawInvocation } from './invocatio
 /** The real OpenClaw CLI (on Node 24), headless, with a config generated per rollout. */
 export const openClawHarness: Harness = {
   name: 'openclaw',
+  /** Main agent or side call, from recorded requests: see {@link classifyOpenClawCall}. */
+  classifyCall: classifyOpenClawCall,
   wireFormat: 'openai-chat',
   async check() {
     try {
       require.resolve('openclaw/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)' };
+      return { ok: false, reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' };
     }
   },
   hostPaths(options) {
@@ -40,3 +43,5 @@ const openclaw = definePlugin({
   },
 });
 export default openclaw;
+
+export { classifyOpenClawCall } from './classify';

@@ -35,7 +35,7 @@ export function openClawConfig(endpoint: HarnessRunContext['endpoint'], options:
   };
 }
 
-/** Command line and environment of one headless OpenClaw rollout (HARNESSES.md). */
+/** Command line and environment of one headless OpenClaw rollout (docs/harnesses.md). */
 export function openClawInvocation(
   ctx: Pick<HarnessRunContext, 'sandbox' | 'endpoint' | 'instruction' | 'timeoutMs'>,
   options: OpenClawOptions,

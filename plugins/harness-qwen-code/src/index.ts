@@ -1,12 +1,18 @@
 import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
 export const QwenCodeOptions = z.strictObject({
   /** The `qwen` executable as seen inside the sandbox. */
   bin: z.string().default('qwen'),
+  /**
+   * The Node that runs `bin` when it is a script (Qwen Code >= 0.16 needs Node >= 22; the
+   * install script's shared Node 24). Default: `bin` runs by its own `#!/usr/bin/env node`.
+   */
+  node: z.string().optional(),
 });
 
-/** Settings that keep Qwen Code from sending usage data or checking for updates (HARNESSES.md). */
+/** Settings that keep Qwen Code from sending usage data or checking for updates (docs/harnesses.md). */
 export const QWEN_SETTINGS = { privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { enableAutoUpdate: false } };
 
 /** Command line and environment of one headless Qwen Code rollout. */
@@ -16,23 +22,27 @@ export function qwenInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'endpoin
     HOME: home, TMPDIR: `${home}/tmp`,
     OPENAI_BASE_URL: `${ctx.endpoint.baseUrl}/v1`, OPENAI_API_KEY: ctx.endpoint.apiKey, OPENAI_MODEL: ctx.endpoint.model,
   };
-  return { argv: [options.bin, '--auth-type', 'openai', '--yolo', '-o', 'json', ctx.instruction], env, settingsPath: `${home}/.qwen/settings.json` };
+  const command = options.node ? [options.node, options.bin] : [options.bin];
+  return { argv: [...command, '--auth-type', 'openai', '--yolo', '-o', 'json', ctx.instruction], env, settingsPath: `${home}/.qwen/settings.json` };
 }
 
 /** The real Qwen Code CLI (OpenAI Chat Completions), headless. */
 export const qwenCodeHarness: Harness = {
   name: 'qwen-code',
+  /** Main agent or side call, from recorded requests: see {@link classifyQwenCodeCall}. */
+  classifyCall: classifyQwenCodeCall,
   wireFormat: 'openai-chat',
   async check() {
     try {
       require.resolve('@qwen-code/qwen-code/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code' };
+      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'scripts/install-harnesses.sh qwen-code' };
     }
   },
   hostPaths(options) {
-    return installRootOf(parseWithSchema(QwenCodeOptions, options, 'options of harness').bin);
+    const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
+    return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
   },
   async run(ctx) {
     const inv = qwenInvocation(ctx, parseWithSchema(QwenCodeOptions, ctx.options, 'options of harness "qwen-code"'));
@@ -52,3 +62,5 @@ export default definePlugin({
     api.provide.harness(qwenCodeHarness);
   },
 });
+
+export { classifyQwenCodeCall } from './classify';

@@ -10,7 +10,7 @@ describeIf(missing, 'real Qwen Code CLI through the proxy (e2e, OpenAI Chat)', (
   it('writes the file the script asks for; every later call reuses the previous ids', async () => {
     const run = await runHarnessOnce({
       harness: qwenCodeHarness,
-      options: { bin: 'bin' in cli ? cli.bin : '' },
+      options: 'bin' in cli ? { bin: cli.bin, node: cli.node } : {},
       instruction: 'Create hello.txt containing hi',
       timeoutMs: 120_000,
       script: ({ callIndex, workspace }) => (callIndex === 0
@@ -25,6 +25,28 @@ describeIf(missing, 'real Qwen Code CLI through the proxy (e2e, OpenAI Chat)', (
       const tito = titoStats(run.records);
       expect(tito.forkReasons).toEqual([]);
       expect(tito.rate).toBe(1);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
+
+describeIf(missing, 'Qwen Code\'s managed memory extraction subagent through the proxy (e2e)', () => {
+  it('after a turn answered without a tool, the memory subagent runs on the same session: classified memory, left out of the main reuse rate', async () => {
+    const run = await runHarnessOnce({
+      harness: qwenCodeHarness,
+      rolloutId: 'qwen-code-memory',
+      options: 'bin' in cli ? { bin: cli.bin, node: cli.node } : {},
+      instruction: 'Remember that I always indent with tabs. Then say ok.',
+      timeoutMs: 120_000,
+      // Every call answers with text: the main turn ends at once, and the memory subagent saves nothing.
+      script: () => ({ text: 'ok' }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(run.records.map((r) => r.role)).toEqual(['main', 'memory']);
+      const tito = titoStats(run.records);
+      expect(tito).toMatchObject({ side: 1, sideRoles: { memory: 1 }, forkReasons: [] });
     } finally {
       await run.close();
     }

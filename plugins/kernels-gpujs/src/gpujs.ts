@@ -1,4 +1,4 @@
-import { cpuKernels, type ComputeKernels } from '@clawgym/core';
+import { ClawGymError, cpuKernels, ErrorCodes, type ComputeKernels } from '@clawgym/core';
 
 /** The slice of gpu.js 2.24 used here (its own typings are broader than needed). */
 interface GpuKernel {
@@ -64,9 +64,10 @@ export function gpujsKernels(): GpujsKernels {
   const kernels = new Map<string, GpuKernel>();
   const context = (): Gpu => {
     if (gpu) return gpu;
-    if (failure) throw new Error(failure);
+    const unavailable = (why: string) => new ClawGymError(ErrorCodes.KERNELS_UNAVAILABLE, why, { hint: 'Use the cpu kernels (engine option kernels: "cpu"), or install gpu.js\'s build dependencies (see plugins/kernels-gpujs).' });
+    if (failure) throw unavailable(failure);
     const lib = loadGpujs();
-    if (typeof lib === 'string') throw new Error((failure = lib));
+    if (typeof lib === 'string') throw unavailable((failure = lib));
     return (gpu = new lib.GPU({ mode: 'gpu' }));
   };
   const kernelFor = (m: number, k: number, n: number, transA: boolean, transB: boolean): GpuKernel => {

@@ -12,10 +12,10 @@ import { DockerSandboxProvider, LABEL_ROOT, LABEL_RUN } from './provider';
 describeIf(dockerdMissing(), 'docker sandbox', () => {
   let dockerd: PrivateDockerd;
   let provider: DockerSandboxProvider;
+  let image: string;
   let proxy: Awaited<ReturnType<typeof startScriptedProxy>>;
   let socketDir: string;
   let socketPath: string;
-  let image: string;
   const runId = `t${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
@@ -29,6 +29,7 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
   }, 300_000);
 
   afterAll(async () => {
+    await provider?.close();
     await provider?.sweep(runId).catch(() => {});
     await proxy?.close();
     if (proxy) rmSync(proxy.dir, { recursive: true, force: true });
@@ -136,8 +137,9 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
       expect(Date.now() - t).toBeLessThan(10_000);
       expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
       expect(r.stdout).not.toContain('never');
+      // Nothing of the killed command survives (the container's own process is the forwarder).
       const ps = await sb.exec(['ps', '-o', 'comm']);
-      expect(ps.stdout.match(/^sleep$/gm)?.length ?? 0).toBe(1);
+      expect(ps.stdout.match(/^sleep$/gm)?.length ?? 0).toBe(0);
       const ac = new AbortController();
       setTimeout(() => ac.abort(), 300);
       expect(await sb.exec(['sleep', '60'], { signal: ac.signal })).toMatchObject({ timedOut: false, exitCode: null, signal: 'SIGKILL' });
@@ -191,19 +193,58 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     const c = await provider.docker.getContainer(sb.id).inspect();
     const root = c.Config.Labels[LABEL_ROOT]!;
     expect(existsSync(root)).toBe(true);
+    // Something still writing when destroy is called stops writing by the time it returns.
+    await sb.exec(['sh', '-c', '(while true; do echo tick >> ticks; sleep 0.02; done) >/dev/null 2>&1 &']);
+    await new Promise((r) => setTimeout(r, 200));
     await sb.destroy();
+    const state = await provider.docker.getContainer(sb.id).inspect().then((i) => i.State, () => undefined);
+    expect(state === undefined || state.Paused || !state.Running).toBe(true); // frozen, stopped or gone
+    const ticks = join(sb.workspaceHostPath, 'ticks');
+    const size = existsSync(ticks) ? statSync(ticks).size : -1;
+    await new Promise((r) => setTimeout(r, 300));
+    if (existsSync(ticks)) expect(statSync(ticks).size).toBe(size); // unchanged until it is removed
     await sb.destroy();
+    await provider.settled(); // the frozen container is removed in the background
     await expect(provider.docker.getContainer(sb.id).inspect()).rejects.toMatchObject({ statusCode: 404 });
     expect(existsSync(root)).toBe(false);
     expect(existsSync(sb.workspaceHostPath)).toBe(false);
   });
+
+  it('hands sandboxes out from a warm pool of started containers, never the same container twice, and close() removes the spares', async () => {
+    const pooled = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 2 });
+    const run = `${runId}-pool`;
+    const count = async () => (await pooled.docker.listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${run}`] } })).length;
+    const seen = new Set<string>();
+    const cold = Date.now();
+    let sb = await pooled.create(spec('p0', {}, run));
+    const coldMs = Date.now() - cold;
+    try {
+      for (let i = 1; i <= 4; i++) {
+        seen.add(sb.id);
+        await sb.exec(['sh', '-c', 'echo mine > left-behind.txt']);
+        await sb.destroy();
+        await new Promise((r) => setTimeout(r, 1500)); // the pool refills meanwhile
+        const t = Date.now();
+        sb = await pooled.create(spec(`p${i}`, {}, run));
+        expect(Date.now() - t).toBeLessThan(coldMs);
+        expect(seen.has(sb.id)).toBe(false);
+        expect(existsSync(join(sb.workspaceHostPath, 'left-behind.txt'))).toBe(false);
+        expect((await sb.exec(['cat', '/workspace/left-behind.txt'])).exitCode).not.toBe(0);
+      }
+      expect(await count()).toBe(3); // the one handed out and two spares
+    } finally {
+      await sb.destroy();
+      await pooled.close();
+    }
+    expect(await count()).toBe(0);
+  }, 60_000);
 
   it('sweep (as clawgym gc: every run) removes what a killed runner left, and nothing of a live run beside it', async () => {
     const crashed = `${runId}-crashed`;
     const live = `${runId}-live`;
     // A runner in another process makes two sandboxes (one with a process running inside), then is killed -9.
     const code = `const { DockerSandboxProvider } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'provider.js'))});
-      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2] });
+      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2], warmPool: 0 });
         const spec = (r) => ({ runId: process.argv[3], rolloutId: r, limits: {}, modelEndpoint: { socketPath: process.argv[4], url: 'http://127.0.0.1:9' } });
         const a = await p.create(spec('a')); await p.create(spec('b'));
         await a.exec(['sh', '-c', 'sleep 600 >/dev/null 2>&1 &']);
@@ -212,12 +253,18 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     await new Promise<void>((ok, fail) => { runner.stdout.on('data', (d: Buffer) => { if (d.toString().includes('READY')) ok(); }); runner.on('exit', () => fail(new Error('the runner exited early'))); });
     runner.kill('SIGKILL');
     await new Promise((r) => runner.on('exit', r));
+    // No warm spares here: the test counts containers.
+    const provider = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 0 });
     const keep = await provider.create(spec('c', {}, live)); // this process is alive: its run must survive
     try {
       const report = await provider.sweep();
-      expect(report.removed.filter((r) => r.startsWith('container')).sort()).toEqual([expect.stringMatching(/-crashed-a-/), expect.stringMatching(/-crashed-b-/)]);
+      // Both of the killed runner's sandboxes (and any spare it had started), all of its run.
+      const containers = report.removed.filter((r) => r.startsWith('container'));
+      expect(containers.length).toBeGreaterThanOrEqual(2);
+      expect(containers.every((r) => r.includes(`-${crashed}-`))).toBe(true);
       const remaining = await provider.docker.listContainers({ all: true, filters: { label: [LABEL_RUN] } });
-      expect(remaining.map((c) => c.Labels[LABEL_RUN])).toEqual([live]);
+      // (Other tests' providers keep warm spares of their own run.)
+      expect(remaining.map((c) => c.Labels[LABEL_RUN]).filter((r) => r === crashed || r === live)).toEqual([live]);
       expect(existsSync(keep.workspaceHostPath)).toBe(true);
       expect((await keep.exec(['true'])).exitCode).toBe(0);
       expect((await provider.sweep()).removed).toEqual([]);

@@ -7,9 +7,11 @@ import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
+import { TaskImages, type TaskImage } from './task-image';
+import { WarmPool } from './warm-pool';
 
 /** Version of the image recipe in `scripts/docker-image.sh`; part of the image tag. */
-export const IMAGE_RECIPE = 1;
+export const IMAGE_RECIPE = 2;
 /** The image `scripts/docker-image.sh` builds on this machine (its node is the host's). */
 export const DEFAULT_IMAGE = `clawgym-sandbox:${IMAGE_RECIPE}-node${process.versions.node}`;
 /** Port of the in-container forwarder to the proxy socket (as in the netns sandbox). */
@@ -19,6 +21,11 @@ export const WORKSPACE = '/workspace';
 export const HOME = '/home/agent';
 export const PROXY_SOCKET = '/run/clawgym/proxy.sock';
 export const NETNS_RUN = '/opt/clawgym/netns-run.js';
+/**
+ * The container's main process: the loopback forwarder to the proxy socket, for the whole life
+ * of the container (started before the sandbox is handed out, so no command pays for it).
+ */
+const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').startForwarder(process.argv[1], Number(process.argv[2]))", PROXY_SOCKET, String(SANDBOX_PROXY_PORT)];
 
 /** Labels on every container; `sweep` finds leftovers by them. */
 export const LABEL_RUN = 'clawgym.run';
@@ -41,6 +48,22 @@ export interface DockerSandboxOptions {
   tmpDir?: string;
   /** Process limit when the spec sets none (default 1024). */
   defaultPids?: number;
+  /**
+   * Started containers kept ready per (run, image, limits, bound paths) once one sandbox of
+   * that kind was asked for (default 2; 0: start each container when asked). Never reused:
+   * each container serves one sandbox and is removed with it.
+   */
+  warmPool?: number;
+  /** Remove spares after this long without a hand-out (default 30 s). */
+  warmIdleMs?: number;
+}
+
+/** A started container and its host folder, not yet handed out. */
+interface Started {
+  container: Docker.Container;
+  root: string;
+  workdir: string;
+  path?: string;
 }
 
 /** The Docker API socket from `DOCKER_HOST` (unix:// only) or the default. */
@@ -115,12 +138,12 @@ interface RawExec {
 /** A running container as a {@link Sandbox}. */
 class DockerSandbox implements Sandbox {
   readonly id: string;
-  readonly workspacePath = WORKSPACE;
   readonly homePath = HOME;
   readonly modelBaseUrl: string;
   readonly workspaceHostPath: string;
   private readonly homeHostPath: string;
   private destroyed?: Promise<void>;
+  private owned = false;
   private wallTimer?: NodeJS.Timeout;
   private wallReached = false;
 
@@ -130,6 +153,12 @@ class DockerSandbox implements Sandbox {
     private readonly spec: SandboxSpec,
     readonly hostRoot: string,
     private readonly user: { uid: number; gid: number },
+    /** The workspace inside: {@link WORKSPACE}, or a task image's WORKDIR. */
+    readonly workspacePath: string = WORKSPACE,
+    /** PATH inside: the task image's own, or the sandbox image's. */
+    private readonly path = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
+    /** Where destroy hands the removal of a frozen container to finish in the background. */
+    private readonly background?: (removal: Promise<void>) => void,
   ) {
     this.id = container.id;
     this.workspaceHostPath = join(hostRoot, 'workspace');
@@ -146,14 +175,19 @@ class DockerSandbox implements Sandbox {
 
   async exec(argv: string[], o: ExecOptions = {}): Promise<ExecResult> {
     if (argv.length === 0) throw new Error('exec needs a command');
-    // Files the host put in the workspace or HOME (task setup) become the container user's.
-    await chownTree(this.workspaceHostPath, this.user.uid, this.user.gid);
-    await chownTree(this.homeHostPath, this.user.uid, this.user.gid);
-    const cwd = o.cwd ? posix.resolve(WORKSPACE, o.cwd) : WORKSPACE;
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...this.spec.env, ...o.env };
-    const r = await this.run(['node', NETNS_RUN, PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--', ...argv], {
-      env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal,
-    });
+    // Files the host put in the workspace or HOME (the task's setup, before the first command)
+    // become the container user's, once: walking the tree on every command cost time in
+    // proportion to the workspace. Later host writes go through writeFile/copyIn, which chown.
+    if (!this.owned) {
+      this.owned = true;
+      await chownTree(this.workspaceHostPath, this.user.uid, this.user.gid);
+      await chownTree(this.homeHostPath, this.user.uid, this.user.gid);
+    }
+    const cwd = o.cwd ? posix.resolve(this.workspacePath, o.cwd) : this.workspacePath;
+    const env = { PATH: this.path, HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...this.spec.env, ...o.env };
+    // The container's main process is the forwarder to the proxy socket (see FORWARDER_CMD):
+    // a command runs as itself, with no Node wrapper to start first.
+    const r = await this.run(argv, { env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal });
     return { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), timedOut: r.timedOut };
   }
 
@@ -165,7 +199,7 @@ class DockerSandbox implements Sandbox {
     let exec: Docker.Exec;
     try {
       exec = await this.container.exec({
-        Cmd: cmd, User: `${this.user.uid}:${this.user.gid}`, WorkingDir: o.cwd ?? WORKSPACE,
+        Cmd: cmd, User: `${this.user.uid}:${this.user.gid}`, WorkingDir: o.cwd ?? this.workspacePath,
         Env: o.env ? Object.entries(o.env).map(([k, v]) => `${k}=${v}`) : undefined,
         AttachStdin: o.stdin !== undefined, AttachStdout: true, AttachStderr: true, Tty: false,
       });
@@ -244,8 +278,8 @@ class DockerSandbox implements Sandbox {
 
   /** The host path of a sandbox path under the workspace or HOME, when it is safe to use from the host. */
   private async hostPathOf(sandboxPath: string, create: boolean): Promise<string | undefined> {
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
-    const mounts: Array<[string, string]> = [[WORKSPACE, this.workspaceHostPath], [HOME, this.homeHostPath]];
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
+    const mounts: Array<[string, string]> = [[this.workspacePath, this.workspaceHostPath], [HOME, this.homeHostPath]];
     for (const [inside, host] of mounts) {
       if (abs !== inside && !abs.startsWith(`${inside}/`)) continue;
       const parts = abs.slice(inside.length).split('/').filter(Boolean);
@@ -278,7 +312,7 @@ class DockerSandbox implements Sandbox {
       await lchown(host, this.user.uid, this.user.gid).catch(() => {});
       return;
     }
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1"', 'sh', abs], { stdin: data, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
     if (r.exitCode !== 0) throw new Error(`writeFile ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
   }
@@ -292,7 +326,7 @@ class DockerSandbox implements Sandbox {
     }
     // Elsewhere, or onto something that exists (which may hold the agent's links): unpack
     // inside, as the container user.
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
     const staging = await mkdtemp(join(tmpdir(), 'clawgym-copyin-'));
     try {
       await cp(hostPath, join(staging, 'x'), { recursive: true, preserveTimestamps: true });
@@ -314,7 +348,7 @@ class DockerSandbox implements Sandbox {
       return;
     }
     // Through a link, or outside the mounts: read it inside (links resolve in the container).
-    const abs = posix.resolve(WORKSPACE, sandboxPath);
+    const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'cd "$(dirname "$1")" && tar -c -h -f - "$(basename "$1")"', 'sh', abs], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
     if (r.exitCode !== 0) throw new Error(`copyOut ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
     const staging = await mkdtemp(join(tmpdir(), 'clawgym-copyout-'));
@@ -329,8 +363,17 @@ class DockerSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroyed ??= (async () => {
       clearTimeout(this.wallTimer);
-      await removeContainer(this.container);
-      await rm(this.hostRoot, { recursive: true, force: true });
+      const removal = async () => {
+        await removeContainer(this.container);
+        await rm(this.hostRoot, { recursive: true, force: true });
+      };
+      // Freeze first (the cgroup freezer: every process inside stops at once, ~50 ms), so that
+      // nothing runs or writes once destroy returns; removing the container and its folder
+      // (100-300 ms of daemon work here) then happens off the rollout's path, tracked by the
+      // provider: close() and sweep() wait for it, and a crash leaves a labelled container
+      // that sweep and gc remove.
+      if (this.background && await this.container.pause().then(() => true, () => false)) this.background(removal());
+      else await removal();
     })();
     return this.destroyed;
   }
@@ -360,11 +403,16 @@ function containerName(spec: SandboxSpec): string {
 /** Docker containers as sandboxes: one per rollout, no network but the model socket, non-root, limits. */
 export class DockerSandboxProvider implements SandboxProvider {
   readonly name = 'docker';
+  /** Tasks with their own image (Harbor's environment/Dockerfile) run in it. */
+  readonly supportsEnvironments = true;
   readonly docker: Docker;
   readonly image: string;
   readonly socketPath: string;
   private readonly user: { uid: number; gid: number };
   private readonly tmpDir: string;
+  private readonly taskImages: TaskImages;
+  private readonly pools = new Map<string, WarmPool<Started>>();
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(private readonly options: DockerSandboxOptions = {}) {
     this.socketPath = options.socketPath ?? dockerSocketPath();
@@ -372,6 +420,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.image = options.image ?? DEFAULT_IMAGE;
     this.user = parseUser(options.user ?? '1000:1000');
     this.tmpDir = options.tmpDir ?? tmpdir();
+    this.taskImages = new TaskImages(this.docker, WORKSPACE);
   }
 
   async describeIsolation(): Promise<string> {
@@ -393,12 +442,70 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (!sock?.isSocket()) throw new Error(`${socketPath} is not a Unix socket (the proxy's listenUnix)`);
     // Connecting needs write permission on the socket; the container user is not its owner.
     if (sock.uid !== this.user.uid && (sock.mode & 0o006) !== 0o006) await chmod(socketPath, (sock.mode & 0o777) | 0o006);
-    const files = netnsRunFiles();
+    // A task with its own image: built (once per content hash) before anything else is made.
+    const taskImage: TaskImage | undefined = spec.environment
+      ? await this.taskImages.prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
+      : undefined;
+    const started = await this.poolFor(spec, socketPath, taskImage).take();
+    try {
+      // The marker now names the rollout the container serves (sweep and gc read it).
+      await writeFile(join(started.root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, pid: process.pid }));
+    } catch (err) {
+      await this.dispose(started);
+      throw err;
+    }
+    return new DockerSandbox(this.docker, started.container, spec, started.root, this.user, started.workdir, started.path, (r) => this.track(r));
+  }
 
+  /** The warm pool of containers made the way `spec` needs (what is fixed when a container is created). */
+  private poolFor(spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): WarmPool<Started> {
+    const { cpus, memoryMb, pids } = spec.limits;
+    const key = JSON.stringify([spec.runId, socketPath, taskImage?.tag ?? this.image, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new WarmPool<Started>({
+        make: () => this.start(spec, socketPath, taskImage),
+        dispose: (s) => this.dispose(s),
+        alive: async (s) => (await s.container.inspect().catch(() => undefined))?.State?.Running === true,
+        size: this.options.warmPool ?? 2,
+        idleMs: this.options.warmIdleMs ?? 30_000,
+      });
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  private async dispose(s: Started): Promise<void> {
+    await removeContainer(s.container).catch(() => undefined);
+    await rm(s.root, { recursive: true, force: true });
+  }
+
+  private track(removal: Promise<void>): void {
+    const p = removal.catch(() => undefined).finally(() => this.removals.delete(p));
+    this.removals.add(p);
+  }
+
+  /** Wait until every destroyed sandbox's container and folder are gone. */
+  async settled(): Promise<void> {
+    while (this.removals.size) await Promise.all([...this.removals]);
+  }
+
+  /** Remove the spare containers of every warm pool, and wait for removals in flight. */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.close()));
+    await this.settled();
+  }
+
+  /** Create and start one container for sandboxes like `spec` (not yet handed out). */
+  private async start(spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
+    const files = netnsRunFiles();
+    const workdir = taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
       const owner = ownerStamp();
-      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, ...owner }));
+      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, ...owner }));
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
       const opt = join(root, 'opt');
@@ -406,33 +513,38 @@ export class DockerSandboxProvider implements SandboxProvider {
       await mkdir(join(home, 'tmp'), { recursive: true });
       await mkdir(opt);
       for (const f of files) await copyFile(f, join(opt, basename(f)));
+      // The image's WORKDIR as the task built it, in the workspace that is bound over it.
+      if (taskImage?.files.length) await hostTar(['-x', '-C', workspace, '--strip-components=1', '--no-same-owner'], taskImage.files);
       await chownTree(workspace, this.user.uid, this.user.gid);
       await chownTree(home, this.user.uid, this.user.gid);
 
       const { cpus, memoryMb, pids } = spec.limits;
       const memory = memoryMb ? Math.round(memoryMb * 1024 * 1024) : undefined;
-      const baseEnv = { HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...spec.env };
+      // Only what every command shares: a rollout's own environment comes with each exec.
+      const baseEnv = { HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8' };
       let container: Docker.Container;
       try {
         container = await this.docker.createContainer({
           name: containerName(spec),
-          Image: this.image,
-          Cmd: ['sleep', '2147483647'],
+          Image: taskImage?.tag ?? this.image,
+          Cmd: FORWARDER_CMD,
           User: `${this.user.uid}:${this.user.gid}`,
-          WorkingDir: WORKSPACE,
+          WorkingDir: workdir,
           Hostname: 'sandbox',
           Env: Object.entries(baseEnv).map(([k, v]) => `${k}=${v}`),
-          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId, [LABEL_ROOT]: root, [LABEL_OWNER]: JSON.stringify(owner) },
+          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROOT]: root, [LABEL_OWNER]: JSON.stringify(owner) },
           HostConfig: {
             NetworkMode: 'none',
             AutoRemove: false,
             Init: true,
-            ReadonlyRootfs: true,
+            // A task image's setup may expect to change files outside its WORKDIR (install a
+            // package, edit /etc): its container layer is writable, and thrown away with it.
+            ReadonlyRootfs: !taskImage,
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
             Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
             Mounts: [
-              { Type: 'bind', Source: workspace, Target: WORKSPACE },
+              { Type: 'bind', Source: workspace, Target: workdir },
               { Type: 'bind', Source: home, Target: HOME },
               { Type: 'bind', Source: opt, Target: '/opt/clawgym', ReadOnly: true },
               { Type: 'bind', Source: socketPath, Target: PROXY_SOCKET },
@@ -446,7 +558,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           },
         });
       } catch (err) {
-        if (statusOf(err) === 404) throw new Error(`image ${this.image} not found: build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh`);
+        if (statusOf(err) === 404) throw new Error(`image ${taskImage?.tag ?? this.image} not found: build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh`);
         throw err;
       }
       try {
@@ -455,7 +567,7 @@ export class DockerSandboxProvider implements SandboxProvider {
         await removeContainer(container).catch(() => {});
         throw err;
       }
-      return new DockerSandbox(this.docker, container, spec, root, this.user);
+      return { container, root, workdir, path: taskImage?.path };
     } catch (err) {
       await rm(root, { recursive: true, force: true });
       throw err;
@@ -463,6 +575,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   async sweep(runId?: string): Promise<SweepReport> {
+    await this.settled(); // this process's own removals are not leftovers
     const removed: string[] = [];
     const containers = await this.docker.listContainers({ all: true, filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
     for (const c of containers) {

@@ -51,16 +51,21 @@ describeIf(missing, `script verifiers in a real sandbox (${bubblewrapPath() ? 'b
     return { sb, ws };
   }
 
-  /** Play the task's oracle as the agent would: its bash tool call, inside the sandbox, from the workspace. */
+  /**
+   * Play the task's oracle as the agent would: its bash tool call, inside the sandbox, from the
+   * workspace, through `/bin/sh -c` as agentloop's bash tool runs it (dash here: sum-csv's
+   * solve.sh uses bash syntax, which fails unless the oracle hands it to bash).
+   */
   async function playOracle(task: Task, sb: Sandbox) {
     const call = (await oracleOf(task))![0]!.toolCalls[0]!;
     expect(call.name).toBe('bash');
-    const r = await sb.exec(['bash', '-c', String(call.arguments.command)], { timeoutMs: 30_000 });
+    const r = await sb.exec(['/bin/sh', '-c', String(call.arguments.command)], { timeoutMs: 30_000 });
     expect(r).toMatchObject({ exitCode: 0 });
   }
 
   const cases: [string, () => Promise<Task[]>][] = [
-    ['Harbor', () => loadHarbor(join(FIX, 'harbor'))],
+    // Without Docker a Harbor task runs only with its environment copied (its Dockerfile ignored).
+    ['Harbor', () => loadHarbor(join(FIX, 'harbor'), { environment: 'copy' })],
     ['ClawGym-Bench', () => loadClawGymBench(join(FIX, 'clawgym-bench'))],
   ];
   for (const [format, load] of cases) {
@@ -82,8 +87,15 @@ describeIf(missing, `script verifiers in a real sandbox (${bubblewrapPath() ? 'b
     }, 60_000);
   }
 
-  it('Harbor: a reward file the agent planted is removed before the tests run', async () => {
+  it('the local sandbox refuses a task that needs its own image, naming the Docker sandbox', async () => {
     const [greet] = await loadHarbor(join(FIX, 'harbor'));
+    expect(greet!.environment).toBeDefined();
+    await expect(provider.create({ runId: 'formats', rolloutId: 'img', limits: {}, modelEndpoint: { socketPath, url: 'http://127.0.0.1:9/unused' }, environment: greet!.environment }))
+      .rejects.toMatchObject({ code: 'CLAWGYM_SANDBOX_UNSUPPORTED', message: expect.stringContaining('needs its own image'), hint: expect.stringContaining("sandbox: 'docker'") });
+  });
+
+  it('Harbor: a reward file the agent planted is removed before the tests run', async () => {
+    const [greet] = await loadHarbor(join(FIX, 'harbor'), { environment: 'copy' });
     const { sb, ws } = await prepared(greet!);
     await ws.writeFile('reward.txt', '1\n');
     await sb.exec(['sh', '-c', `mkdir -p ${sb.homePath}/.clawgym-verifier/logs/verifier && echo 1 > ${sb.homePath}/.clawgym-verifier/logs/verifier/reward.txt`]);

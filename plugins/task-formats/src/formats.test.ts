@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fsWorkspace, isClawGymError, oracleOf } from '@clawgym/core';
+import { fsWorkspace, isClawGymError, oracleOf, type OracleTurn } from '@clawgym/core';
 import { createTestKernel, recordingSandbox, type RecordingSandbox } from '@clawgym/core/testing';
 import taskFormats, { clawgymBench, harbor, loadClawGymBench, loadHarbor, parseHarborToml, parseRewardJson, parseScore, rewriteHarborPaths } from './index';
 
@@ -22,21 +22,24 @@ describe('Harbor loader', () => {
       config: { difficulty: 'easy', tags: ['bash', 'strings'], verifierTimeoutMs: 30_000, verifierEnv: { GREETING_STYLE: 'plain' } },
     });
     expect(greet!.instruction).toMatch(/^# Fix the greeting script/);
-    expect(greet!.oracle).toEqual([{ toolCalls: [{ name: 'bash', arguments: { command: greet!.solveScript } }] }]);
+    // solve.sh runs under bash even where the tool call's shell is sh (see formats.sandbox.test.ts).
+    expect(greet!.oracle).toEqual([{ toolCalls: [{ name: 'bash', arguments: { command: expect.stringMatching(/^bash -c /) } }] }]);
+    expect(String((greet!.oracle as OracleTurn[])[0]!.toolCalls[0]!.arguments.command)).toContain(greet!.solveScript!);
     expect(sum).toMatchObject({ id: 'sum-csv', category: 'data-processing', difficulty: 2, timeLimitMs: 300_000 });
     expect((await loadHarbor(join(FIX, 'harbor', 'sum-csv'))).map((t) => t.id)).toEqual(['sum-csv']);
   });
 
-  it('copies environment/ into the workspace, without Docker files, tests or solution', async () => {
-    const [greet] = await loadHarbor(join(FIX, 'harbor'));
+  it("with environment: 'copy', copies environment/ into the workspace, without Docker files, tests or solution", async () => {
+    const [greet] = await loadHarbor(join(FIX, 'harbor'), { environment: 'copy' });
+    expect(greet!.environment).toBeUndefined();
     const ws = workspace();
     await greet!.setup(ws);
     expect(await ws.list()).toEqual(['greet.sh']);
   });
 
   it('parses task.toml defensively and rewrites Harbor container paths in test.sh', async () => {
-    expect(await parseHarborToml('', 'x')).toEqual({ tags: [], verifierTimeoutMs: 600_000, verifierEnv: {} });
-    await expect(parseHarborToml('[metadata\n', 'bad.toml')).rejects.toMatchObject({ code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining('bad.toml is not valid TOML') });
+    expect(await parseHarborToml('', 'x')).toEqual({ tags: [], verifierTimeoutMs: 600_000, verifierEnv: {}, environment: {} });
+    await expect(parseHarborToml('[metadata\n', 'bad.toml')).rejects.toMatchObject({ code: 'CLAWGYM_TASK_INVALID', message: expect.stringContaining('bad.toml:1:10: not valid TOML') });
     const out = rewriteHarborPaths('cd /tests && pytest /tests/test_x.py; echo 1 > /logs/verifier/reward.txt; ls ./tests $HOME/tests /testsuite /logs/verifier2', { rewardDir: '/h/r', testsDir: '/h/t' });
     expect(out).toBe('cd /h/t && pytest /h/t/test_x.py; echo 1 > /h/r/reward.txt; ls ./tests $HOME/tests /testsuite /logs/verifier2');
   });

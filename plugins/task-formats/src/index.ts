@@ -2,7 +2,7 @@ import { definePlugin, z } from '@clawgym/core';
 import { clawgymBench } from './clawgym-bench';
 import { harbor } from './harbor';
 
-export { harbor, loadHarbor, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborOptions, type HarborTask } from './harbor';
+export { contentHash, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
 export { clawgymBench, loadClawGymBench, loadClawGymBenchTask, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
 export { bashOracle } from './oracle';
 export { splitOf, pickSplit, type SplitOptions } from '@clawgym/core';
@@ -13,16 +13,43 @@ export { VERIFIER_DIR, requireSandbox, parseScore, parseRewardJson } from './ver
  * and one `clawgym-bench:<folder>` suite per folder in `clawgymBench`. Their verifiers run
  * scripts inside the rollout's sandbox.
  */
+const split = {
+  /** Share of the folder's tasks in the test split (default 0.2), chosen by hashing each id. */
+  testFraction: z.number().min(0).max(1).optional(),
+  /** Salt of that hash: another seed, another test set. */
+  splitSeed: z.number().int().optional(),
+  /** The test tasks by id (every other task is train); wins over testFraction. */
+  testIds: z.array(z.string().min(1)).optional(),
+  /** Suite name (default `harbor:<folder>` / `clawgym-bench:<folder>`). */
+  name: z.string().min(1).optional(),
+  passThreshold: z.number().min(0).max(1).optional(),
+};
+const folder = <T extends z.ZodRawShape>(extra: T) => z.union([z.string().min(1), z.strictObject({ dir: z.string().min(1), ...split, ...extra })]);
+const HarborFolder = folder({
+  /** `image` (default): run each task in its Dockerfile's image; `copy`: copy environment/ into the workspace. */
+  environment: z.enum(['image', 'copy']).optional(),
+  /** Fail on the first broken task instead of loading the others and reporting it. */
+  strict: z.boolean().optional(),
+});
+const BenchFolder = folder({});
+
 const taskFormats = definePlugin({
   name: 'clawgym:task-formats',
   core: '^0.1.0',
   options: z.strictObject({
-    harbor: z.array(z.string().min(1)).default([]),
-    clawgymBench: z.array(z.string().min(1)).default([]),
+    harbor: z.array(HarborFolder).default([]),
+    clawgymBench: z.array(BenchFolder).default([]),
   }),
   apply(api, options) {
-    for (const dir of options.harbor) api.provide.taskSuite(harbor(dir));
-    for (const dir of options.clawgymBench) api.provide.taskSuite(clawgymBench(dir));
+    const asOptions = <F extends { dir: string }>(f: string | F) => (typeof f === 'string' ? { dir: f } : f);
+    for (const f of options.harbor) {
+      const { dir, ...o } = asOptions(f);
+      api.provide.taskSuite(harbor(dir, { log: (m) => api.log.warn(m), ...o }));
+    }
+    for (const f of options.clawgymBench) {
+      const { dir, ...o } = asOptions(f);
+      api.provide.taskSuite(clawgymBench(dir, o));
+    }
   },
 });
 export default taskFormats;

@@ -12,7 +12,7 @@ export const VERIFIER_DIR = '.clawgym-verifier';
 /** The sandbox a script verifier needs, or a {@link ClawGymError} saying why it is missing. */
 export function requireSandbox(context: VerifyContext | undefined, taskId: string): Sandbox {
   if (context?.sandbox) return context.sandbox;
-  throw new ClawGymError(ErrorCodes.PROVIDER_MISSING, `task ${taskId} is verified by a script inside the rollout's sandbox, and verify() was given no sandbox`, {
+  throw new ClawGymError(ErrorCodes.TASK_NEEDS_SANDBOX, `task ${taskId} is verified by a script inside the rollout's sandbox, and verify() was given no sandbox`, {
     hint: 'verify through the rollout runner (it passes { sandbox }), or call task.verify(workspace, { sandbox }) with a live sandbox',
   });
 }
@@ -29,7 +29,7 @@ export interface HiddenPaths {
 
 async function must(sandbox: Sandbox, argv: string[]): Promise<void> {
   const r = await sandbox.exec(argv, { timeoutMs: 30_000 });
-  if (r.exitCode !== 0) throw new Error(`${argv.join(' ')} failed in the sandbox (exit ${r.exitCode}): ${r.stderr.trim()}`);
+  if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.VERIFIER_FAILED, `${argv.join(' ')} failed in the sandbox (exit ${r.exitCode}): ${r.stderr.trim()}`);
 }
 
 /** Copy a host folder into the sandbox as `<HOME>/.clawgym-verifier/<name>`, wiping that folder first. */

@@ -6,7 +6,8 @@ export function parseCsv(text: string): Record<string, string>[] {
   return body.map((cells) => Object.fromEntries(header.map((h, i) => [h.trim(), (cells[i] ?? '').trim()])));
 }
 
-function splitRow(line: string): string[] {
+/** The cells of one CSV line (double quotes, doubled quotes inside). */
+export function splitRow(line: string): string[] {
   const cells: string[] = [];
   let cur = '';
   let quoted = false;

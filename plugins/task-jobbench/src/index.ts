@@ -15,7 +15,8 @@ export { ordersPerCustomerTask, insertRowsTask } from './sqlite-tasks';
 export { parseCsv } from './csv';
 export { buildDocx, docxParagraphs, loadXlsx, plainCell, xlsxBytes, type CellValue } from './office';
 export { sqliteBytes, withWorkspaceDb } from './sqlite';
-export { loadJobBench, jobbenchDir, parseRubrics, type JobBenchOptions, type JobBenchDirOptions } from './jobbench-dir';
+export { loadJobBench, loadJobBenchReport, jobbenchDir, parseRubrics, type JobBenchOptions, type JobBenchDirOptions, type JobBenchProblem } from './jobbench-dir';
+export { CheckSchema, ChecksFileSchema, checksVerdict, runChecks, readCell, fileText, type Check, type CheckContext, type CheckResult, type CellReading } from './checks';
 export { judgeRubric, judgePrompt, parseJudgeReply, JudgeEndpointSchema, type JudgeEndpoint, type JudgeRequest, type RubricItem } from './judge';
 export { workspaceDocuments, type WorkspaceDocument, type TextLimits } from './workspace-text';
 export { splitOf, pickSplit, hashUnit, type SplitOptions } from '@clawgym/core';
@@ -43,11 +44,12 @@ const DirSchema = z.strictObject({
   testIds: z.array(z.string()).optional(),
   testFraction: z.number().min(0).max(1).optional(),
   passThreshold: z.number().min(0).max(1).optional(),
+  strict: z.boolean().optional(),
 });
 
 /**
  * `@clawgym/task-jobbench`: provides the generated `jobbench` suite, and one suite per JobBench
- * folder in `dirs` (named `jobbench:<folder>` unless named), graded by the rubric `judge`.
+ * folder in `dirs` (named `jobbench:<folder>` unless named), graded by its CHECKS.json and/or by the rubric `judge`.
  */
 const jobbench = definePlugin({
   name: 'clawgym:task-jobbench',
@@ -58,7 +60,7 @@ const jobbench = definePlugin({
   }),
   apply(api, options) {
     api.provide.taskSuite(jobbenchSuite);
-    for (const d of options.dirs) api.provide.taskSuite(jobbenchDir(d.root, options.judge, d));
+    for (const d of options.dirs) api.provide.taskSuite(jobbenchDir(d.root, options.judge, { ...d, warn: (m) => api.log.warn(m) }));
   },
 });
 export default jobbench;

@@ -143,7 +143,7 @@ describe('JobBench rubric judge', () => {
     try {
       const [task] = await loadJobBench(ROOT, judge.endpoint);
       await expect(task!.verify(await prepared(task!))).rejects.toMatchObject({
-        code: 'CLAWGYM_ENGINE_FAILED', message: expect.stringMatching(/rubric judge \(judge-mini .*\) could not grade: .*HTTP 500/),
+        code: 'CLAWGYM_JUDGE_FAILED', message: expect.stringMatching(/rubric judge \(judge-mini .*\) could not grade: .*HTTP 500/),
       });
       expect(judge.seen).toHaveLength(2);
     } finally {

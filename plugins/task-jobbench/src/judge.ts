@@ -64,12 +64,12 @@ const Reply = z.object({
 export function parseJudgeReply(content: string, rubric: RubricItem[]): Map<string, { score: number; reason?: string }> {
   const start = content.indexOf('{');
   const end = content.lastIndexOf('}');
-  if (start < 0 || end < start) throw new Error(`no JSON object in the judge's reply: ${content.slice(0, 200)}`);
+  if (start < 0 || end < start) throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `no JSON object in the judge's reply: ${content.slice(0, 200)}`);
   const parsed = Reply.safeParse(JSON.parse(content.slice(start, end + 1)));
-  if (!parsed.success) throw new Error(`the judge's reply is not {"scores": [...]}: ${parsed.error.message.slice(0, 300)}`);
+  if (!parsed.success) throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `the judge's reply is not {"scores": [...]}: ${parsed.error.message.slice(0, 300)}`);
   const byId = new Map(parsed.data.scores.map((s) => [s.id.replace(/^\[|\]$/g, ''), s]));
   const missing = rubric.filter((r) => !byId.has(r.id)).map((r) => r.id);
-  if (missing.length) throw new Error(`the judge gave no score for rubric item(s) ${missing.join(', ')}`);
+  if (missing.length) throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `the judge gave no score for rubric item(s) ${missing.join(', ')}`);
   return byId;
 }
 
@@ -82,9 +82,9 @@ async function ask(endpoint: JudgeEndpoint, user: string): Promise<string> {
     signal: AbortSignal.timeout(endpoint.timeoutMs ?? 120_000),
   });
   const text = await res.text();
-  if (!res.ok) throw new Error(`${url} answered HTTP ${res.status}: ${text.slice(0, 300)}`);
+  if (!res.ok) throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `${url} answered HTTP ${res.status}: ${text.slice(0, 300)}`);
   const content = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-  if (typeof content !== 'string') throw new Error(`${url} answered without choices[0].message.content`);
+  if (typeof content !== 'string') throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `${url} answered without choices[0].message.content`);
   return content;
 }
 
@@ -119,5 +119,5 @@ export async function judgeRubric(endpoint: JudgeEndpoint | undefined, req: Judg
       details: `${met}/${req.rubric.length} rubric items met (judge ${endpoint.model})\n${req.rubric.map(line).join('\n')}`,
     };
   }
-  throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `the rubric judge (${endpoint.model} at ${endpoint.baseUrl}) could not grade: ${(lastError as Error).message}`, { cause: lastError });
+  throw new ClawGymError(ErrorCodes.JUDGE_FAILED, `the rubric judge (${endpoint.model} at ${endpoint.baseUrl}) could not grade: ${(lastError as Error).message}`, { cause: lastError });
 }

@@ -2,10 +2,13 @@ import { definePlugin, z, type TaskSuite } from '@clawgym/core';
 import { officeqaDir } from './loader';
 import { reportQuestionTask } from './tasks';
 
-export { answersMatch, extractFinalAnswer, normalizeText, parseQuantity, type Quantity } from './answer';
+export {
+  answersMatch, extractFinalAnswer, matchAnswer, numbersAgree, splitSpans, readNumbers, wordsToDigits, isYearLike, normalizeText, officeqaText,
+  SCALE_WORDS, type MatchOptions, type MatchResult, type NumberMention,
+} from './answer';
 export { reportQuestionTask, verifyFinalAnswer } from './tasks';
-export { parseCsvRecords } from './csv';
-export { loadOfficeQa, officeqaDir, officeqaSplitOf, parseSourceFiles, type OfficeQaSource } from './loader';
+export { parseCsvRecords, readCsv, type CsvFile, type CsvProblem, type CsvRecord } from './csv';
+export { loadOfficeQa, loadOfficeQaReport, officeqaDir, officeqaSplitOf, parseSourceFiles, type LoadProblem, type OfficeQaLoad, type OfficeQaSource } from './loader';
 
 const SPLIT_BASE = { train: 0, test: 1_000_000 } as const;
 
@@ -23,7 +26,8 @@ const DatasetSchema = z.strictObject({
   name: z.string().min(1).optional(),
   testUids: z.array(z.string()).optional(),
   testFraction: z.number().min(0).max(1).optional(),
-  relativeTolerance: z.number().min(0).optional(),
+  relativeTolerance: z.number().min(0).max(1).optional(),
+  strict: z.boolean().optional(),
 });
 
 /**
@@ -36,7 +40,8 @@ const officeqa = definePlugin({
   options: z.strictObject({ datasets: z.array(DatasetSchema).default([]) }),
   apply(api, options) {
     api.provide.taskSuite(officeqaSuite);
-    for (const d of options.datasets) api.provide.taskSuite(officeqaDir(d));
+    for (const d of options.datasets) api.provide.taskSuite(officeqaDir(d, (m) => api.log.warn(m)));
   },
 });
 export default officeqa;
+export { agreementTable, answerForms, officeqaGold, type Agreement, type AgreementCase, type AgreementRow, type AnswerForm, type TatQaQuestion } from './agreement';

@@ -1,5 +1,5 @@
 import { Rng, type Task, type Verdict, type Workspace } from '@clawgym/core';
-import { answersMatch, extractFinalAnswer } from './answer';
+import { extractFinalAnswer, matchAnswer } from './answer';
 
 const COMPANIES = ['Arcadia Mills', 'Borealis Freight', 'Cobalt Health', 'Dunmore Energy', 'Elara Foods', 'Fenwick Labs'];
 
@@ -43,7 +43,7 @@ export function reportQuestionTask(seed: number): Task {
 
 /**
  * The OfficeQA verdict on a workspace: the last `<FINAL_ANSWER>` of `file` against `gold`
- * (numbers within a relative tolerance, text normalised). Reward 1 or 0.
+ * (OfficeQA's reward.py rule with ClawGym's extensions: see docs/verifiers.md). Reward 1 or 0.
  */
 export async function verifyFinalAnswer(ws: Workspace, gold: string, options: { file?: string; relativeTolerance?: number } = {}): Promise<Verdict> {
   const file = options.file ?? 'answer.txt';
@@ -51,6 +51,6 @@ export async function verifyFinalAnswer(ws: Workspace, gold: string, options: { 
   const answer = extractFinalAnswer((await ws.readFile(file)).toString('utf8'));
   if (answer === undefined) return { reward: 0, pass: false, details: `no <FINAL_ANSWER> tags in ${file}` };
   if (answer.length === 0) return { reward: 0, pass: false, details: `the <FINAL_ANSWER> in ${file} is empty` };
-  const pass = answersMatch(answer, gold, options.relativeTolerance);
-  return { reward: pass ? 1 : 0, pass, details: `answered "${answer}", expected "${gold}"` };
+  const { match: pass, reason } = matchAnswer(answer, gold, { relativeTolerance: options.relativeTolerance });
+  return { reward: pass ? 1 : 0, pass, details: `answered "${answer}", expected "${gold}": ${reason}` };
 }

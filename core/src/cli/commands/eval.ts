@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import type { Engine } from '../../contracts/engine';
 import type { Task } from '../../contracts/task';
 import { evaluate, type EvalRow } from '../../eval/evaluate';
 import { nullEngine, oracleEngine } from '../../eval/oracle';
-import { createKernel, provider, slotName, slotOptions, type SlotRef } from '../../kernel/create';
+import { slotName, type SlotRef } from '../../kernel/create';
+import { Tokens } from '../../run/tokens';
+import { composeRun } from '../../run/compose';
 import { formatTable } from './plugins';
 
 export interface EvalCliOptions {
@@ -35,34 +36,38 @@ export function formatEval(rows: readonly EvalRow[], k: number): string {
  */
 export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) => void; err: (s: string) => void; cwd: string }): Promise<void> {
   const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  const kernel = await createKernel(config);
   const k = Math.max(1, Number(opts.k ?? 1));
   const limit = opts.limit ? Number(opts.limit) : config.run.evalTasks;
   const split = opts.split ?? 'test';
-  const suites: SlotRef[] = opts.suite?.length ? opts.suite : config.tasks;
-  const tasks: Task[] = [];
-  for (const slot of suites) tasks.push(...await (await provider(kernel, 'taskSuite', slot)).tasks(split, { seed: config.run.seed, limit, options: slotOptions(slot) }));
-  const harnessSlots: SlotRef[] = opts.harness?.length ? opts.harness : config.harnesses;
-  const harnesses = await Promise.all(harnessSlots.map(async (slot) => ({
-    harness: await provider(kernel, 'harness', slot),
-    options: slotOptions(slot),
-  })));
   const engineSlot: SlotRef = opts.engine ?? config.engine;
   const engineName = slotName(engineSlot);
   const name = opts.name ?? `eval-${engineName}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
-  const engine = engineName === 'oracle' ? (taskOf: (id: string) => Task | undefined) => oracleEngine(taskOf)
-    : engineName === 'null' ? nullEngine()
-      : await (await provider(kernel, 'engine', engineSlot)).create(slotOptions(engineSlot), { runDir, seed: config.run.seed, rootDir: config.rootDir }) as Engine;
-  const sandboxes = await provider(kernel, 'sandbox', config.sandbox);
-  io.err(`evaluating ${tasks.length} tasks x ${harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
-  const report = await evaluate({
-    runId: name, runDir, tasks, harnesses, engine, sandboxes, k, kernel,
-    concurrency: Number(opts.concurrency ?? config.run.concurrency), timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
-    maxTokens: engineName === 'oracle' ? 1 << 20 : undefined,
-    onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },
+  // The oracle and null engines are evaluation's own (they need each rollout's task), not providers.
+  const own = engineName === 'oracle' || engineName === 'null';
+  const s = await composeRun({
+    config, purpose: 'eval', name, runDir, engine: own ? false : engineSlot,
+    harnesses: opts.harness?.length ? opts.harness : undefined, suites: opts.suite?.length ? opts.suite : undefined,
+    taskLimits: { [split]: limit },
   });
-  await kernel.dispose();
-  if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows }, null, 2)}\n`);
-  else io.out(`${formatEval(report.rows, k)}\nresults: ${runDir}/eval.json\n`);
+  try {
+    const tasks = s.tasks[split];
+    const engine = engineName === 'oracle' ? (taskOf: (id: string) => Task | undefined) => oracleEngine(taskOf)
+      : engineName === 'null' ? nullEngine() : s.engine!;
+    const noOracle = engineName === 'oracle' ? tasks.filter((t) => t.oracle === undefined) : [];
+    // Without this a suite with no oracles reads as a 0% pipeline, not as untestable by the oracle.
+    if (noOracle.length) io.err(`warning: ${noOracle.length} of ${tasks.length} task(s) have no oracle, so the oracle engine cannot pass them: ${noOracle.slice(0, 5).map((t) => t.id).join(', ')}${noOracle.length > 5 ? ', …' : ''}\n`);
+    io.err(`evaluating ${tasks.length} tasks x ${s.harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
+    const report = await evaluate({
+      runId: name, runDir, tasks, harnesses: s.harnesses, engine, sandboxes: s.sandboxes, k, kernel: s.kernel,
+      store: s.container.resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
+      concurrency: Number(opts.concurrency ?? config.run.concurrency), timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+      maxTokens: engineName === 'oracle' ? 1 << 20 : undefined,
+      onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },
+    });
+    if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows }, null, 2)}\n`);
+    else io.out(`${formatEval(report.rows, k)}\nresults: ${runDir}/eval.json\n`);
+  } finally {
+    await s.dispose();
+  }
 }

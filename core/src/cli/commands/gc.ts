@@ -1,6 +1,7 @@
 import { loadConfig, resolveConfig } from '../../config/load';
 import { ErrorCodes, messageOf, type ClawGymError } from '../../errors';
-import { createKernel, provider } from '../../kernel/create';
+import { provider } from '../../kernel/create';
+import { createKernel } from '../../run/create-kernel';
 
 /**
  * `clawgym gc`: remove what killed runs left behind — sandbox processes, cgroups, temp folders,

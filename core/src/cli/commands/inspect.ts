@@ -9,21 +9,8 @@ import { applyFilters } from '../../tree/filters';
 import { drawTree } from '../../tree/draw';
 import { byteChatMl } from '../../engine/byte-chatml';
 import { resolveConfig } from '../../config/load';
-
-/** TITO statistics of a set of calls: how many later calls reused their parent's ids. */
-export function titoStats(records: readonly ModelCallRecord[]) {
-  const later = records.filter((r) => r.callIndex > 0);
-  const reuse = later.filter((r) => r.origin.kind === 'reuse').length;
-  const retry = later.filter((r) => r.origin.kind === 'retry').length;
-  const forks = later.filter((r) => r.origin.kind === 'fork');
-  return { calls: records.length, later: later.length, reuse, retry, forks: forks.length, rate: later.length ? reuse / later.length : 1, forkReasons: forks.map((r) => ({ callIndex: r.callIndex, rolloutId: r.rolloutId, reason: (r.origin as { reason: string }).reason })) };
-}
-
-/** One line: "TITO reuse 100.0% (7/7 calls after the first)". */
-export function titoSummary(records: readonly ModelCallRecord[]): string {
-  const s = titoStats(records);
-  return `${s.calls} calls; TITO reuse ${(100 * s.rate).toFixed(1)}% (${s.reuse}/${s.later} calls after the first${s.retry ? `, ${s.retry} retries` : ''}${s.forks ? `, ${s.forks} forks` : ''})`;
-}
+import { titoStats, titoSummary } from '../../rollout/tito-stats';
+import { driftStats, driftSummary } from '../../rollout/drift-stats';
 
 const describeOrigin = (r: ModelCallRecord) =>
   r.origin.kind === 'reuse' ? `reuse of call ${r.origin.parentCall} (${r.origin.reusedTokens} tokens)`
@@ -48,27 +35,35 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
   }
   const all = byRollout.flatMap((r) => r.records);
   if (opts.json) {
-    io.out(`${JSON.stringify({ run: runDir, tito: titoStats(all), rollouts: byRollout.map((r) => ({ rolloutId: r.id, tito: titoStats(r.records) })) }, null, 2)}\n`);
+    io.out(`${JSON.stringify({ run: runDir, tito: titoStats(all), drift: driftStats(all), rollouts: byRollout.map((r) => ({ rolloutId: r.id, tito: titoStats(r.records), drift: driftStats(r.records) })) }, null, 2)}\n`);
     return;
   }
   if (opts.rollout) {
     const rows = byRollout[0]!.records.map((r) => {
       const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptIds.length : 0;
-      return [String(r.callIndex), r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r)];
+      return [String(r.callIndex), r.role ?? '-', r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
     });
-    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN'], rows)}\n${titoSummary(byRollout[0]!.records)}\n\n`);
+    const drifted = byRollout[0]!.records.filter((r) => r.drift && r.drift.class !== 'clean').map((r) => `  call ${r.callIndex} ${r.drift!.class}: ${r.drift!.reason}\n`).join('');
+    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'ROLE', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN', 'DRIFT'], rows)}\n${titoSummary(byRollout[0]!.records)}\n${driftSummary(byRollout[0]!.records)}\n${drifted}`);
+    // How request features were handled (tools left out or refused, schemas), once each.
+    for (const n of new Set(byRollout[0]!.records.flatMap((r) => r.notes ?? []))) io.out(`  note: ${n}\n`);
+    io.out('\n');
     // The prefix tree, through the default filters (the byte-level ChatML template's tokens).
     const { tokenizer } = byteChatMl();
     const tree = applyFilters(buildTree(byRollout[0]!.records, {
-      rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: 'ok', reward: 0,
+      // The records alone cannot tell a verifier's outcome; a rollout whose every call failed is an infra failure.
+      rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: titoStats(byRollout[0]!.records).failedRollouts.length ? 'infra-error' : 'ok', reward: 0,
     }, { messageEndId: tokenizer.special('<|im_end|>') }), resolveConfig({}, { rootDir: io.cwd }).tree);
     io.out(`${drawTree(tree, (ids) => tokenizer.decode(ids))}\n`);
     return;
   }
   const rows = byRollout.map(({ id, records }) => {
     const s = titoStats(records);
-    return [id, String(s.calls), `${(100 * s.rate).toFixed(1)}%`, String(s.retry), String(s.forks), String(records.reduce((n, r) => n + r.outputIds.length, 0))];
+    const failed = s.failedRollouts.length > 0;
+    const d = driftStats(records);
+    return [id, String(s.calls), failed ? 'n/a' : `${(100 * s.rate).toFixed(1)}%`, String(s.retry), String(s.forks), String(s.side), failed ? `all ${s.failed}` : String(s.failed), `${d.clean}/${d.realigned}/${d.fork}`, String(records.reduce((n, r) => n + r.outputIds.length, 0))];
   });
-  io.out(`${runDir}\n${formatTable(['ROLLOUT', 'CALLS', 'TITO REUSE', 'RETRIES', 'FORKS', 'OUTPUT TOKENS'], rows)}\nall: ${titoSummary(all)}\n`);
+  io.out(`${runDir}\n${formatTable(['ROLLOUT', 'CALLS', 'TITO REUSE', 'RETRIES', 'FORKS', 'SIDE', 'FAILED', 'DRIFT C/R/F', 'OUTPUT TOKENS'], rows)}\nall: ${titoSummary(all)}\nall: ${driftSummary(all)}\n`);
+  for (const r of driftStats(all).reasons) io.out(`  realigned or forked ${r.calls}×: ${r.reason}\n`);
   for (const f of titoStats(all).forkReasons) io.out(`  fork ${f.rolloutId} call ${f.callIndex}: ${f.reason}\n`);
 }

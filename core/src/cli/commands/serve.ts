@@ -1,9 +1,10 @@
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import { createKernel, provider, slotOptions } from '../../kernel/create';
+import { provider, slotName, slotOptions } from '../../kernel/create';
+import { createKernel } from '../../run/create-kernel';
 import { ServingProxy } from '../../proxy/server';
 import { CallStore } from '../../rollout/call-store';
-import { titoSummary } from './inspect';
+import { titoSummary } from '../../rollout/tito-stats';
 import { onInterrupt } from '../interrupt';
 import { countStart } from '../../util/starts';
 
@@ -24,7 +25,9 @@ export interface ServeOptions {
 export async function serve(opts: ServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
   const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
   const kernel = await createKernel(config);
-  const slot = opts.engine ?? config.engine;
+  // `--engine X` where the config's engine is X keeps the config's options for it (scripted
+  // replies, a model path); another name takes that engine with its defaults.
+  const slot = opts.engine !== undefined && opts.engine !== slotName(config.engine) ? opts.engine : config.engine;
   const engine = await (await provider(kernel, 'engine', slot)).create(slotOptions(slot), { runDir: '', seed: config.run.seed, rootDir: config.rootDir });
   const name = opts.name ?? `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
@@ -38,6 +41,7 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
     port: opts.port !== undefined ? Number(opts.port) : config.proxy.port,
     maxBodyBytes: config.proxy.maxBodyBytes,
     onRecord: (r) => kernel.hooks.onModelCall.promise(r),
+    onNote: (id, note) => io.out(`note [${id}]: ${note}\n`),
   });
   const root = await proxy.start();
   const count = Math.max(1, Number(opts.sessions ?? 1));

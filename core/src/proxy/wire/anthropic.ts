@@ -9,10 +9,64 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
 
 const STOP_REASONS = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens', error: 'end_turn', aborted: 'end_turn' } as const;
 
+/** A tool result's text; a `tool_reference` (what a tool search returns) reads as the tool it loads. */
 function textOf(content: unknown, where: string): string {
   if (typeof content === 'string') return content;
   need(Array.isArray(content), null, `${where} must be a string or an array of blocks`);
-  return (content as unknown[]).map((b) => (isObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : isObject(b) && b.type === 'image' ? '[image]' : '')).join('');
+  return (content as unknown[]).map((b) => {
+    if (!isObject(b)) return '';
+    if (b.type === 'text' && typeof b.text === 'string') return b.text;
+    if (b.type === 'image') return '[image]';
+    if (b.type === 'tool_reference') return `[tool loaded: ${String(b.tool_name)}]`;
+    return '';
+  }).join('');
+}
+
+/** Names of the tools that `tool_reference` blocks load anywhere in the conversation. */
+function referencedTools(messages: unknown[]): Set<string> {
+  const names = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) { v.forEach(visit); return; }
+    if (!isObject(v)) return;
+    if (v.type === 'tool_reference' && typeof v.tool_name === 'string') names.add(v.tool_name);
+    if (v.content !== undefined && typeof v.content !== 'string') visit(v.content);
+    if (Array.isArray(v.tool_references)) visit(v.tool_references);
+  };
+  messages.forEach((m) => { if (isObject(m)) visit(m.content); });
+  return names;
+}
+
+/**
+ * The tools the policy is offered. A tool marked `defer_loading: true` (Anthropic's tool search)
+ * is, as on the hosted API, kept out of the prompt until a `tool_reference` block loads it; then
+ * it is offered like the others. Server tools (a `type` other than `custom`, no `input_schema`:
+ * web search, code execution, the tool-search tool itself) run on Anthropic's servers, which the
+ * proxy cannot do: they are left out, with a note.
+ */
+function parseTools(raw: unknown, messages: unknown[], notes: string[]): ToolSpec[] {
+  if (!Array.isArray(raw)) return [];
+  const loaded = referencedTools(messages);
+  const deferred: string[] = [];
+  const server: string[] = [];
+  const tools: ToolSpec[] = [];
+  for (const t of raw as unknown[]) {
+    if (!isObject(t)) continue;
+    const name = String(t.name);
+    if (typeof t.type === 'string' && t.type !== 'custom' && !isObject(t.input_schema)) { server.push(`${name} (${t.type})`); continue; }
+    if (t.defer_loading === true && !loaded.has(name)) { deferred.push(name); continue; }
+    tools.push({ name, description: typeof t.description === 'string' ? t.description : undefined, parameters: isObject(t.input_schema) ? t.input_schema : {} });
+  }
+  if (deferred.length) notes.push(`deferred tools not rendered until a tool_reference loads them: ${deferred.join(', ')}`);
+  if (server.length) notes.push(`server tools refused (the proxy cannot run Anthropic's server tools): ${server.join(', ')}`);
+  return tools;
+}
+
+/** The JSON schema of `output_config.format` (or the older top-level `output_format`). */
+function responseSchema(b: Record<string, unknown>): Record<string, unknown> | undefined {
+  const format = isObject(b.output_config) && isObject(b.output_config.format) ? b.output_config.format : isObject(b.output_format) ? b.output_format : undefined;
+  if (!format) return undefined;
+  need(format.type === 'json_schema' && isObject(format.schema), null, 'output_config.format: only {"type":"json_schema","schema":{...}} is supported');
+  return format.schema as Record<string, unknown>;
 }
 
 function parseBlocks(content: unknown, where: string): MessagePart[] {
@@ -57,10 +111,17 @@ export const anthropicMessages: WireAdapter = {
       const msg = m as { role: 'user' | 'assistant' | 'system'; content: unknown };
       messages.push({ role: msg.role, parts: parseBlocks(msg.content, `messages[${i}]`) });
     });
-    const tools: ToolSpec[] = Array.isArray(b.tools)
-      ? (b.tools as unknown[]).filter(isObject).map((t) => ({ name: String(t.name), description: typeof t.description === 'string' ? t.description : undefined, parameters: isObject(t.input_schema) ? t.input_schema : {} }))
-      : [];
+    const notes: string[] = [];
+    const tools = parseTools(b.tools, b.messages as unknown[], notes);
+    const schema = responseSchema(b);
+    // "omitted": the hosted API thinks as usual but returns the block with empty text. The
+    // thinking ids are still recorded (and reused by TITO), so nothing is lost for training.
+    const omitThinking = isObject(b.thinking) && b.thinking.display === 'omitted';
+    if (omitThinking) notes.push('thinking.display "omitted": thinking blocks are returned empty (the generated ids are recorded)');
     return {
+      ...(schema ? { responseSchema: schema } : {}),
+      ...(omitThinking ? { omitThinking } : {}),
+      ...(notes.length ? { notes } : {}),
       conversation: { messages, tools },
       model: need(typeof b.model === 'string', b.model as string, 'model: field required (a string)'),
       stream: b.stream === true,
@@ -102,6 +163,7 @@ export const anthropicMessages: WireAdapter = {
           openBlock(e.type === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '' });
           open = e.type;
         }
+        if (e.type === 'thinking' && meta.omitThinking) return;
         sink.send('content_block_delta', { type: 'content_block_delta', index, delta: e.type === 'text' ? { type: 'text_delta', text: e.text } : { type: 'thinking_delta', thinking: e.text } });
       },
       end(final: FinalReply) {
@@ -118,7 +180,7 @@ export const anthropicMessages: WireAdapter = {
   json(final, meta: ResponseMeta) {
     const content = final.message.parts.flatMap((p): Record<string, unknown>[] => {
       if (p.type === 'text') return p.text ? [{ type: 'text', text: p.text }] : [];
-      if (p.type === 'thinking') return [{ type: 'thinking', thinking: p.text, signature: '' }];
+      if (p.type === 'thinking') return [{ type: 'thinking', thinking: meta.omitThinking ? '' : p.text, signature: '' }];
       if (p.type === 'tool_call') return [{ type: 'tool_use', id: p.id, name: p.name, input: JSON.parse(p.arguments) as unknown }];
       return [];
     });

@@ -8,12 +8,15 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
 
 const FINISH = { stop: 'stop', tool_calls: 'tool_calls', length: 'length', error: 'stop', aborted: 'stop' } as const;
 
-/** Text of OpenAI content: a string, null, or an array of parts. */
-export function openAiText(content: unknown, where: string): string {
+/**
+ * Text of OpenAI content: a string, null, or an array of parts joined by `separator` (Chat
+ * joins text parts with "\n", as vLLM's server does before templating).
+ */
+export function openAiText(content: unknown, where: string, separator = ''): string {
   if (content === null || content === undefined) return '';
   if (typeof content === 'string') return content;
   need(Array.isArray(content), null, `${where} must be a string or an array of content parts`);
-  return (content as unknown[]).map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : isObject(p) && String(p.type).includes('image') ? '[image]' : '')).join('');
+  return (content as unknown[]).map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : isObject(p) && String(p.type).includes('image') ? '[image]' : '')).join(separator);
 }
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`), as OpenClaw and Qwen Code speak it. */
@@ -27,7 +30,7 @@ export const openAiChat: WireAdapter = {
     const messages: CanonicalMessage[] = (b.messages as unknown[]).map((m, i) => {
       need(isObject(m), null, `messages[${i}] must be an object`);
       const msg = m as Record<string, unknown>;
-      const text = openAiText(msg.content, `messages[${i}].content`);
+      const text = openAiText(msg.content, `messages[${i}].content`, '\n');
       switch (msg.role) {
         case 'system': case 'developer':
           return { role: 'system', parts: [{ type: 'text', text }] };
@@ -52,9 +55,16 @@ export const openAiChat: WireAdapter = {
     const tools: ToolSpec[] = Array.isArray(b.tools)
       ? (b.tools as unknown[]).filter((t): t is { function: Record<string, unknown> } => isObject(t) && isObject(t.function)).map(({ function: f }) => ({
         name: String(f.name), description: typeof f.description === 'string' ? f.description : undefined, parameters: isObject(f.parameters) ? f.parameters : {},
+        ...(f.parameters === undefined || f.parameters === null ? { parametersAbsent: true as const } : {}),
       }))
       : [];
+    // Tools that are not functions (hosted ones) cannot be offered; say so instead of dropping them.
+    const refused = Array.isArray(b.tools) ? (b.tools as unknown[]).filter((t) => !(isObject(t) && isObject(t.function))).map((t) => String(isObject(t) ? t.type ?? t.name : t)) : [];
+    const format = isObject(b.response_format) && b.response_format.type === 'json_schema' && isObject(b.response_format.json_schema) ? b.response_format.json_schema : undefined;
+    const schema = format && isObject(format.schema) ? format.schema : undefined;
     return {
+      ...(schema ? { responseSchema: schema } : {}),
+      ...(refused.length ? { notes: [`tools that are not functions refused (the proxy cannot run them): ${refused.join(', ')}`] } : {}),
       conversation: { messages, tools },
       model: need(typeof b.model === 'string', b.model as string, "'model' is a required property"),
       stream: b.stream === true,

@@ -7,13 +7,60 @@ const ERROR_CODES: Record<ErrorKind, string> = {
   gone: 'not_found', too_large: 'invalid_request_error', engine: 'server_error', overloaded: 'server_error',
 };
 
+/**
+ * A namespaced tool (Codex's `{"type":"namespace","name":"multi_agent_v1","tools":[...]}`) is
+ * offered to the policy as `<namespace>.<tool>`; function names cannot contain a dot, so a dot
+ * in a call's name always means a namespace, and the call goes back to the harness as
+ * `{"name": tool, "namespace": namespace}` — the shape Codex sends in its history.
+ */
+const qualified = (namespace: unknown, name: string) => (typeof namespace === 'string' && namespace ? `${namespace}.${name}` : name);
+function splitName(name: string): { name: string; namespace?: string } {
+  const dot = name.indexOf('.');
+  return dot > 0 ? { namespace: name.slice(0, dot), name: name.slice(dot + 1) } : { name };
+}
+const callItem = (id: string, callId: string, name: string, args: string, status: string) =>
+  ({ id, type: 'function_call', status, call_id: callId, ...splitName(name), arguments: args });
+
+const FREEFORM = { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] };
+
+function toolSpec(t: Record<string, unknown>, namespace?: string): ToolSpec {
+  return {
+    name: qualified(namespace, String(t.name)), description: typeof t.description === 'string' ? t.description : undefined,
+    parameters: t.type === 'custom' ? FREEFORM : isObject(t.parameters) ? t.parameters : {},
+  };
+}
+
+/**
+ * Function and custom tools as they are; namespaces flattened (see {@link qualified}); hosted
+ * tools (`web_search`, `file_search`, `code_interpreter`, ...) run on OpenAI's servers, which the
+ * proxy cannot do: they are refused, with a note.
+ */
+function parseTools(raw: unknown, notes: string[]): ToolSpec[] {
+  if (!Array.isArray(raw)) return [];
+  const tools: ToolSpec[] = [];
+  const refused: string[] = [];
+  for (const t of (raw as unknown[]).filter(isObject)) {
+    if (t.type === 'function' || t.type === 'custom') tools.push(toolSpec(t));
+    else if (t.type === 'namespace' && Array.isArray(t.tools)) {
+      const inner = (t.tools as unknown[]).filter(isObject);
+      for (const x of inner) {
+        if (x.type === 'function' || x.type === 'custom') tools.push(toolSpec(x, String(t.name)));
+        else refused.push(`${String(t.name)}.${String(x.name ?? x.type)} (${String(x.type)})`);
+      }
+      notes.push(`namespace ${String(t.name)} rendered as ${inner.length} tools named ${String(t.name)}.<tool>`);
+    } else refused.push(`${String(t.name ?? t.type)} (${String(t.type)})`);
+  }
+  if (refused.length) notes.push(`hosted tools refused (the proxy cannot run OpenAI's server-side tools): ${refused.join(', ')}`);
+  return tools;
+}
+
 /** Output items of a finished response (message text, then function calls). */
 function outputItems(final: FinalReply, meta: ResponseMeta) {
   const items: Record<string, unknown>[] = [];
   const text = final.message.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
   if (text) items.push({ id: `msg_${meta.id}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
   for (const p of final.message.parts) {
-    if (p.type === 'tool_call') items.push({ id: `fc_${p.id}`, type: 'function_call', status: 'completed', call_id: p.id, name: p.name, arguments: p.arguments });
+    if (p.type === 'tool_call') items.push(callItem(`fc_${p.id}`, p.id, p.name, p.arguments, 'completed'));
   }
   return items;
 }
@@ -53,7 +100,7 @@ function parseInput(input: unknown): CanonicalMessage[] {
         break;
       }
       case 'function_call': case 'custom_tool_call':
-        push('assistant', { type: 'tool_call', id: String(it.call_id ?? ''), name: String(it.name ?? ''), arguments: typeof it.arguments === 'string' ? it.arguments : JSON.stringify({ input: it.input ?? '' }) });
+        push('assistant', { type: 'tool_call', id: String(it.call_id ?? ''), name: qualified(it.namespace, String(it.name ?? '')), arguments: typeof it.arguments === 'string' ? it.arguments : JSON.stringify({ input: it.input ?? '' }) });
         break;
       case 'function_call_output': case 'custom_tool_call_output':
         push('tool', { type: 'tool_result', callId: String(it.call_id ?? ''), content: openAiText(it.output, `input[${i}].output`) });
@@ -80,13 +127,13 @@ export const openAiResponses: WireAdapter = {
     need(b.previous_response_id === undefined || b.previous_response_id === null, null, 'previous_response_id is not supported: send the whole conversation in input (store: false)');
     const messages = parseInput(b.input ?? []);
     if (typeof b.instructions === 'string' && b.instructions) messages.unshift({ role: 'system', parts: [{ type: 'text', text: b.instructions }] });
-    const tools: ToolSpec[] = Array.isArray(b.tools)
-      ? (b.tools as unknown[]).filter(isObject).filter((t) => t.type === 'function' || t.type === 'custom').map((t) => ({
-        name: String(t.name), description: typeof t.description === 'string' ? t.description : undefined,
-        parameters: t.type === 'custom' ? { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] } : isObject(t.parameters) ? t.parameters : {},
-      }))
-      : [];
+    const notes: string[] = [];
+    const tools = parseTools(b.tools, notes);
+    const format = isObject(b.text) && isObject(b.text.format) ? b.text.format : undefined;
+    const schema = format?.type === 'json_schema' && isObject(format.schema) ? format.schema : undefined;
     return {
+      ...(schema ? { responseSchema: schema } : {}),
+      ...(notes.length ? { notes } : {}),
       conversation: { messages, tools },
       model: need(typeof b.model === 'string', b.model as string, 'model: required (a string)'),
       stream: b.stream === true,
@@ -133,10 +180,10 @@ export const openAiResponses: WireAdapter = {
         closeText();
         outputIndex++;
         const id = `fc_${e.call.id}`;
-        send('response.output_item.added', { output_index: outputIndex, item: { id, type: 'function_call', status: 'in_progress', call_id: e.call.id, name: e.call.name, arguments: '' } });
+        send('response.output_item.added', { output_index: outputIndex, item: callItem(id, e.call.id, e.call.name, '', 'in_progress') });
         send('response.function_call_arguments.delta', { item_id: id, output_index: outputIndex, delta: e.call.arguments });
         send('response.function_call_arguments.done', { item_id: id, output_index: outputIndex, arguments: e.call.arguments });
-        const item = { id, type: 'function_call', status: 'completed', call_id: e.call.id, name: e.call.name, arguments: e.call.arguments };
+        const item = callItem(id, e.call.id, e.call.name, e.call.arguments, 'completed');
         items.push(item);
         send('response.output_item.done', { output_index: outputIndex, item });
       },

@@ -12,6 +12,15 @@ export interface ParsedRequest {
   topP?: number;
   /** OpenAI chat: send a usage chunk at the end of the stream. */
   includeUsage?: boolean;
+  /** Anthropic `thinking.display: "omitted"`: thinking is generated and recorded but returned empty. */
+  omitThinking?: boolean;
+  /** The JSON schema the reply must follow (structured output), when the request gives one. */
+  responseSchema?: Record<string, unknown>;
+  /**
+   * Request features handled on purpose, in words (recorded with the call and logged once per
+   * session): what was left out of the prompt and why, what was accepted but has no effect here.
+   */
+  notes?: string[];
 }
 
 /** A request the wire format cannot accept; answered with `status` in the format's error shape. */
@@ -58,6 +67,8 @@ export interface ResponseMeta {
   promptTokens: number;
   /** OpenAI chat: the request asked for a usage chunk at the end of the stream. */
   includeUsage?: boolean;
+  /** Return thinking blocks with empty text (Anthropic `thinking.display: "omitted"`). */
+  omitThinking?: boolean;
 }
 
 /** One wire format: parse its requests, write its responses and errors. */

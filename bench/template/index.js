@@ -1,0 +1,221 @@
+'use strict';
+// bench:template — the real-model path: golden byte-equality of the shipped chat templates with
+// Python's jinja2, token ids against an independent tokenizer, Qwen3's render cost late vs early
+// in a conversation, the proxy's round trip with Qwen3's template and tokenizer against a bare
+// node:http server answering the same bytes (same load, same run), and encoding speed against
+// the independent implementation (same text, same run).
+const http = require('node:http');
+const { mkdtempSync, readFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const { ServingProxy, CallStore, TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = require('../../core/dist/index.js');
+const { TokenizerLoader } = require('@lenml/tokenizers');
+
+const root = join(__dirname, '..', '..');
+const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
+const modelDir = (name) => join(root, 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
+const NOW = () => new Date(2026, 6, 26, 9, 5, 3); // scripts/template-goldens.py pins strftime_now here
+const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+const sleep = (t) => new Promise((r) => setTimeout(r, t));
+const models = new Map();
+const model = (name, kwargs) => {
+  const key = `${name}${JSON.stringify(kwargs ?? {})}`;
+  if (!models.has(key)) models.set(key, loadChatModel(modelDir(name), { now: NOW, templateKwargs: kwargs }));
+  return models.get(key);
+};
+
+function goldens() {
+  const cases = new Map(JSON.parse(readFileSync(join(fixtures, 'template-cases.json'), 'utf8')).map((c) => [c.name, c]));
+  const { goldens: list } = JSON.parse(readFileSync(join(fixtures, 'template-goldens.json'), 'utf8'));
+  let match = 0;
+  for (const g of list) {
+    const c = cases.get(g.case);
+    let text;
+    let error;
+    try { text = model(g.family, c.kwargs).chatTemplate.renderMessages(c.messages, c.tools, c.addGenerationPrompt).text; } catch (e) { error = e.message; }
+    if (g.error !== undefined ? error !== undefined && error.includes(g.error) : text === g.text) match++;
+    else console.log(`  golden mismatch: ${g.case} / ${g.family}`);
+  }
+  return { cases: list.length, match, texts: list.filter((g) => g.text).map((g) => [g.family, g.text]) };
+}
+
+function tokenizers(texts) {
+  const corpus = [
+    'function fib(n) {\n  return n < 2 ? n : fib(n - 1) + fib(n - 2);\n}\n\t// tabs\r\n',
+    '你好，世界！日本語のテキスト。한국어 문장.', '🙂🚀👩‍👩‍👧‍👦🇯🇵 — “quotes” naïve café', ' '.repeat(300) + '\n'.repeat(50) + 'x',
+    '<|im_end|> <tool_call>{"name": "x"}</tool_call> <think> <|eot_id|> <start_of_turn> <｜tool▁sep｜> <|im_end',
+  ];
+  let mismatches = 0;
+  let compared = 0;
+  for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3', 'gptoss']) {
+    const f = loadModelFolder(modelDir(name));
+    const ours = new HfTokenizer(f.tokenizerJson, f.tokenizerConfig, f.chatTemplate ?? '');
+    const ref = TokenizerLoader.fromPreTrained({ tokenizerJSON: f.tokenizerJson, tokenizerConfig: f.tokenizerConfig });
+    const own = texts.filter(([family]) => family === name).map(([, t]) => t);
+    for (const text of [...corpus, ...own]) {
+      const a = ours.encodeMarkup(text);
+      const b = ref.encode(text, { add_special_tokens: false });
+      compared++;
+      if (a.length !== b.length || a.some((id, i) => id !== b[i])) { mismatches++; console.log(`  tokenizer mismatch: ${name} on ${JSON.stringify(text.slice(0, 40))}`); }
+    }
+  }
+  // Encoding speed: the same harness text (Qwen3 renders of the four CLIs' requests), both implementations, interleaved.
+  const f = loadModelFolder(modelDir('qwen3'));
+  const ours = new HfTokenizer(f.tokenizerJson, f.tokenizerConfig, f.chatTemplate);
+  const ref = TokenizerLoader.fromPreTrained({ tokenizerJSON: f.tokenizerJson, tokenizerConfig: f.tokenizerConfig });
+  const text = texts.filter(([family]) => family === 'qwen3').map(([, t]) => t).join('\n');
+  const speed = { ours: [], ref: [] };
+  for (let round = 0; round < 4; round++) {
+    let t0 = process.hrtime.bigint();
+    const n = ours.encodeMarkup(text).length;
+    speed.ours.push(n / (ms(t0) / 1000));
+    t0 = process.hrtime.bigint();
+    const m = ref.encode(text, { add_special_tokens: false }).length;
+    speed.ref.push(m / (ms(t0) / 1000));
+  }
+  return { compared, mismatches, encode: pct(speed.ours.slice(1), 0.5), reference: pct(speed.ref.slice(1), 0.5), tokens: ours.encodeMarkup(text).length };
+}
+
+/** OpenClaw's recorded first request: its system prompt and tools (a harness-shaped conversation start). */
+const openclaw = JSON.parse(readFileSync(join(root, 'core', 'src', 'proxy', '__fixtures__', 'harness-requests', 'openclaw-call1.json'), 'utf8'));
+const HARNESS_TOOLS = openclaw.tools;
+const SYSTEM = openclaw.messages.find((m) => m.role === 'system')?.content ?? 'You are an agent.';
+
+/** ledger.prepare with Qwen3's template at each turn of one harness-shaped conversation (tool loop). */
+function renderCost(turns, sessions) {
+  const { chatTemplate } = model('qwen3');
+  const perTurn = Array.from({ length: turns }, () => []);
+  const tools = HARNESS_TOOLS.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters ?? {} }));
+  for (let s = 0; s < sessions; s++) {
+    const ledger = new TitoLedger(chatTemplate);
+    const messages = [{ role: 'system', parts: [{ type: 'text', text: SYSTEM }] }, { role: 'user', parts: [{ type: 'text', text: `Task ${s}: create the report.` }] }];
+    for (let turn = 1; turn <= turns; turn++) {
+      const conv = JSON.parse(JSON.stringify({ messages, tools }));
+      const t0 = process.hrtime.bigint();
+      const prepared = ledger.prepare(conv);
+      perTurn[turn - 1].push(ms(t0));
+      const reply = { role: 'assistant', parts: [{ type: 'thinking', text: `Step ${turn}: look at dir${turn}.` }, { type: 'tool_call', id: `c${turn}`, name: 'exec', arguments: JSON.stringify({ command: `ls -la dir${turn}` }) }] };
+      prepared.commit({ callIndex: turn - 1, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+      messages.push(reply, { role: 'tool', parts: [{ type: 'tool_result', callId: `c${turn}`, content: `total 8\n${`-rw-r--r-- 1 root root 120 file${turn}.txt\n`.repeat(8)}` }] });
+    }
+  }
+  return perTurn.map((xs) => pct(xs, 0.5));
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+function post(url, key, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`HTTP ${res.statusCode}: ${Buffer.concat(chunks)}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A session growing its conversation as OpenClaw does: its system prompt and tools, a tool loop. */
+function conversation(open, id) {
+  const s = open(id);
+  const messages = [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Task ${id}: create the report.` }];
+  let turn = 0;
+  return async () => {
+    const body = JSON.stringify({ model: 'qwen3', messages, tools: HARNESS_TOOLS, max_tokens: 256 });
+    const t0 = process.hrtime.bigint();
+    const res = JSON.parse(await post(`${s.baseUrl}/v1/chat/completions`, s.apiKey, body));
+    const elapsed = ms(t0);
+    const msg = res.choices[0].message;
+    turn++;
+    messages.push({ role: 'assistant', content: msg.content, tool_calls: msg.tool_calls }, { role: 'tool', tool_call_id: msg.tool_calls[0].id, content: `total 8\n${`-rw-r--r-- 1 root root 120 file${turn}.txt\n`.repeat(8)}` });
+    if (messages.length > 62) { messages.splice(2); turn = 0; } // 30 turns, then a new task
+    return elapsed;
+  };
+}
+
+/** Open loop: each of `calls` (one per session) called at a fixed total rate; latencies of the calls. */
+async function openLoop(calls, ratePerSec, seconds) {
+  const interval = (calls.length / ratePerSec) * 1000;
+  const latencies = [];
+  const end = Date.now() + seconds * 1000;
+  await Promise.all(calls.map(async (call, i) => {
+    await sleep((i * interval) / calls.length);
+    while (Date.now() < end) {
+      const started = Date.now();
+      latencies.push(await call());
+      await sleep(Math.max(0, interval - (Date.now() - started)));
+    }
+  }));
+  return latencies;
+}
+
+/** Grow each session's conversation `turns` calls deep first (unmeasured), a few sessions at a time. */
+async function grow(calls, turns) {
+  for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
+}
+
+async function roundTrips(sessions, rate, seconds) {
+  const qwen = model('qwen3');
+  const reply = qwen.chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
+  const nullEngine = {
+    name: 'null', tokenizer: qwen.tokenizer, chatTemplate: qwen.chatTemplate, policyVersion: () => 0,
+    async *generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; },
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'bench-template-'));
+  const proxy = new ServingProxy({ engine: nullEngine, store: new CallStore(join(dir, 'calls')), runId: 'bench' });
+  const url = await proxy.start();
+  const viaProxy = (id) => proxy.openSession(id);
+  // The bytes the proxy answers, captured once: the bare server reads each request and sends them.
+  const sample = await post(`${viaProxy('capture').baseUrl}/v1/chat/completions`, proxy.sessions.get('capture').key, JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'x' }], tools: HARNESS_TOOLS }));
+  const bare = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sample) });
+      res.end(sample);
+    });
+  });
+  bare.keepAliveTimeout = 65_000;
+  bare.on('connection', (s) => s.setNoDelay(true));
+  await new Promise((r) => bare.listen(0, '127.0.0.1', r));
+  const bareUrl = `http://127.0.0.1:${bare.address().port}`;
+  const viaBare = (id) => ({ baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' });
+  // 256 conversations each way, grown 8 calls deep before measuring (their first calls render in
+  // full), then called at the same total rate; interleaved halves, so drift of the machine's speed
+  // hits both alike.
+  const proxyCalls = Array.from({ length: sessions }, (_, i) => conversation(viaProxy, `p-${i}`));
+  const bareCalls = Array.from({ length: sessions }, (_, i) => conversation(viaBare, `b-${i}`));
+  await grow(proxyCalls, 8);
+  await grow(bareCalls, 8);
+  const p = [];
+  const b = [];
+  for (let round = 0; round < 2; round++) {
+    b.push(...await openLoop(bareCalls, rate, seconds / 2));
+    p.push(...await openLoop(proxyCalls, rate, seconds / 2));
+  }
+  const records = (await Promise.all(proxy.sessions.all().filter((s) => s.rolloutId.startsWith('p-')).map((s) => proxy.records(s.rolloutId)))).flat();
+  await proxy.stop();
+  await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
+  void url;
+  return { proxyP50: pct(p, 0.5), bareP50: pct(b, 0.5), proxyP99: pct(p, 0.99), bareP99: pct(b, 0.99), n: p.length, records };
+}
+
+async function main() {
+  const g = goldens();
+  console.log(`goldens: ${g.match}/${g.cases} byte-equal to Python's jinja2 (scripts/template-goldens.py)`);
+  const t = tokenizers(g.texts);
+  console.log(`tokenizer: ${t.mismatches} mismatches against @lenml/tokenizers on ${t.compared} texts of 5 models; encoding ${t.tokens} tokens: ours ${t.encode.toFixed(0)} tok/s, reference ${t.reference.toFixed(0)} tok/s`);
+  renderCost(50, 3); // warm-up
+  const costs = renderCost(50, 20);
+  console.log(`Qwen3 TITO render cost (ledger.prepare, OpenClaw's system prompt and ${HARNESS_TOOLS.length} tools): turn 1 (full render) ${costs[0].toFixed(2)} ms, turn 2 ${costs[1].toFixed(2)} ms, turn 50 ${costs[49].toFixed(2)} ms, slowest turn ${Math.max(...costs).toFixed(2)} ms`);
+  const RATE = 50; // calls/s in all: below the proxy's capacity here, so p50 shows per-call cost, not a queue
+  const rt = await roundTrips(256, RATE, 16);
+  const drift = rt.records.reduce((m, r) => { m[r.drift?.class ?? 'none'] = (m[r.drift?.class ?? 'none'] ?? 0) + 1; return m; }, {});
+  console.log(`round trip, 256 sessions at ${RATE} calls/s: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
+  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
+  agent.destroy();
+}
+
+main().catch((err) => { console.error(err); process.exit(1); });

@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ClawGymError, ErrorCodes, messageOf } from '../../errors';
+import { loadChatModel } from '../../model/load';
+import { anthropicMessages } from '../../proxy/wire/anthropic';
+import { openAiChat } from '../../proxy/wire/openai-chat';
+import { openAiResponses } from '../../proxy/wire/openai-responses';
+import type { WireAdapter } from '../../proxy/wire/types';
+
+/** Options of `clawgym template`. */
+export interface TemplateCliOptions {
+  model: string;
+  /** A file of generated ids (a JSON array, or `{"ids": [...]}`) to parse into the harness's message. */
+  parse?: string;
+  format?: 'openai-chat' | 'anthropic' | 'openai-responses';
+  /** Template variables as JSON, e.g. '{"enable_thinking": false}'. */
+  kwargs?: string;
+}
+
+const ADAPTERS: Record<NonNullable<TemplateCliOptions['format']>, WireAdapter> = { 'openai-chat': openAiChat, anthropic: anthropicMessages, 'openai-responses': openAiResponses };
+
+function readJson(path: string, cwd: string, what: string): unknown {
+  try {
+    return JSON.parse(readFileSync(resolve(cwd, path), 'utf8'));
+  } catch (err) {
+    throw new ClawGymError(ErrorCodes.USAGE, `cannot read ${what} ${path}: ${messageOf(err)}`);
+  }
+}
+
+/**
+ * `clawgym template --model <folder> <request.json>`: the prompt exactly as the proxy sends it
+ * for a first call (`{"text", "ids"}`); with `--parse <ids.json>`, the message the harness would
+ * receive for those generated ids (the request then only supplies the tools). How a user checks a
+ * new model folder before a run.
+ */
+export async function templateCommand(request: string | undefined, opts: TemplateCliOptions, io: { out: (s: string) => void; cwd: string }): Promise<void> {
+  let kwargs: Record<string, unknown> | undefined;
+  if (opts.kwargs) {
+    try { kwargs = JSON.parse(opts.kwargs) as Record<string, unknown>; } catch (err) { throw new ClawGymError(ErrorCodes.USAGE, `--kwargs is not JSON: ${messageOf(err)}`); }
+  }
+  const model = loadChatModel(opts.model, { rootDir: io.cwd, templateKwargs: kwargs });
+  const adapter = ADAPTERS[opts.format ?? 'openai-chat'];
+  const body = request ? readJson(request, io.cwd, 'request') : { model: 'm', messages: [] };
+  const { conversation, model: name } = adapter.parse(body);
+  if (opts.parse) {
+    const raw = readJson(opts.parse, io.cwd, 'ids');
+    const ids = Array.isArray(raw) ? raw : (raw as { ids?: unknown }).ids;
+    if (!Array.isArray(ids) || !ids.every(Number.isInteger)) throw new ClawGymError(ErrorCodes.USAGE, `${opts.parse} must hold a JSON array of token ids (or {"ids": [...]})`);
+    const stopped = ids.length > 0 && model.chatTemplate.stopIds.includes(ids[ids.length - 1] as number);
+    const message = model.chatTemplate.parse(ids as number[], conversation.tools);
+    const finishReason = message.parts.some((p) => p.type === 'tool_call') ? 'tool_calls' : stopped ? 'stop' : 'length';
+    const reply = adapter.json({ message, finishReason, promptTokens: 0, outputTokens: ids.length }, { id: 'template', model: name, created: 0, promptTokens: 0 });
+    io.out(`${JSON.stringify(reply, null, 2)}\n`);
+    return;
+  }
+  io.out(`${JSON.stringify(model.chatTemplate.renderPrompt(conversation))}\n`);
+}

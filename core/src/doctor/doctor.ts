@@ -1,0 +1,74 @@
+import type { ProviderCheck } from '../contracts/check';
+import type { ResolvedConfig } from '../config/schema';
+import { isClawGymError, messageOf } from '../errors';
+import { provider, slotName, type SlotRef } from '../kernel/create';
+import type { Kernel } from '../kernel/kernel';
+import type { PluginKind } from '../kernel/plugin';
+import { pluginCandidates } from '../kernel/resolve';
+import { createKernel } from '../run/create-kernel';
+
+/** One line of `clawgym doctor`: a thing the config needs, and whether this machine has it. */
+export interface DoctorRow {
+  /** `ok`, `missing`, or `unknown` (the provider has no self-check). */
+  status: 'ok' | 'missing' | 'unknown';
+  /** What was checked, e.g. `sandbox local`, `harness claude-code`. */
+  what: string;
+  detail: string;
+  /** The command that installs what is missing. */
+  install?: string;
+}
+
+const row = (what: string, check: ProviderCheck): DoctorRow => ({
+  status: check.ok ? 'ok' : 'missing', what, detail: check.reason ?? (check.ok ? 'ready' : 'not ready'), ...(check.ok || !check.install ? {} : { install: check.install }),
+});
+
+/** Resolve a slot's provider; a package that is not installed becomes a `missing` row with its npm install. */
+async function resolveSlot<K extends PluginKind>(kernel: Kernel, kind: K, slot: SlotRef, rows: DoctorRow[]) {
+  const name = slotName(slot);
+  try {
+    const value = await provider(kernel, kind, slot);
+    const origin = kernel.registry.entries(kind).find((e) => e.name === name)?.origin;
+    rows.push({ status: 'ok', what: `${kind} ${name}`, detail: origin ? `from ${origin.packageName}${origin.version ? `@${origin.version}` : ''}` : 'registered' });
+    return value;
+  } catch (err) {
+    const candidates = pluginCandidates(name, kind);
+    rows.push({
+      status: 'missing', what: `${kind} ${name}`, detail: isClawGymError(err) ? err.message : messageOf(err),
+      ...(candidates[0] && !candidates[0].startsWith('.') && !candidates[0].startsWith('/') ? { install: `npm i -D ${candidates[0]}` } : {}),
+    });
+    return undefined;
+  }
+}
+
+/**
+ * What the current config needs and whether this machine has it: Node, every slot's provider
+ * (installed plugin packages), each harness's own check (`Harness.check`), the sandbox's
+ * (`SandboxProvider.check`), with the command that installs whatever is missing.
+ */
+export async function doctor(config: ResolvedConfig): Promise<DoctorRow[]> {
+  const rows: DoctorRow[] = [];
+  const major = Number(process.versions.node.split('.')[0]);
+  rows.push(row('node', major >= 20 ? { ok: true, reason: `Node ${process.versions.node}` } : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 20 or newer`, install: 'install Node 20 or newer (https://nodejs.org)' }));
+  const kernel = await createKernel(config, { runId: 'doctor', logger: { info: () => {}, warn: () => {} } });
+  try {
+    const sandbox = await resolveSlot(kernel, 'sandbox', config.sandbox, rows);
+    if (sandbox) {
+      rows.push(sandbox.check ? row(`sandbox ${sandbox.name}: isolation`, await sandbox.check())
+        : { status: 'unknown', what: `sandbox ${sandbox.name}: isolation`, detail: 'the provider has no self-check' });
+    }
+    for (const slot of [...config.harnesses, ...(config.run.evalHarnesses ?? [])]) {
+      if (rows.some((r) => r.what === `harness ${slotName(slot)}`)) continue;
+      const harness = await resolveSlot(kernel, 'harness', slot, rows);
+      if (harness) rows.push(row(`harness ${harness.name}: CLI`, await harness.check().catch((err: unknown) => ({ ok: false, reason: messageOf(err) }))));
+    }
+    await resolveSlot(kernel, 'engine', config.engine, rows);
+    await resolveSlot(kernel, 'trainer', config.trainer, rows);
+    await resolveSlot(kernel, 'algorithm', config.algorithm, rows);
+    await resolveSlot(kernel, 'policyLoss', config.policyLoss, rows);
+    for (const slot of config.tasks) await resolveSlot(kernel, 'taskSuite', slot, rows);
+    for (const slot of config.reporters) await resolveSlot(kernel, 'reporter', slot, rows);
+  } finally {
+    await kernel.dispose();
+  }
+  return rows;
+}

@@ -1,0 +1,39 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { ErrorCodes } from './errors';
+
+// The catalogue in Fastify's manner (its test/internals/errors.test.js): every code is
+// documented in docs/errors.md, every documented code exists, and every code is raised somewhere.
+const repo = resolve(__dirname, '../..');
+
+/** Shipped TypeScript under `dir` (no tests, fixtures or the test kit). */
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === '__fixtures__' || name === 'testing' || name === 'node_modules' || name === 'dist' ? [] : sources(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const shipped = [join(repo, 'core', 'src'), ...readdirSync(join(repo, 'plugins')).map((p) => join(repo, 'plugins', p, 'src'))].flatMap(sources);
+const documented = [...readFileSync(join(repo, 'docs', 'errors.md'), 'utf8').matchAll(/^### (CLAWGYM_[A-Z_]+)$/gm)].map((m) => m[1]!);
+
+describe('error catalogue', () => {
+  it('documents every code in docs/errors.md, and nothing else', () => {
+    expect([...documented].sort()).toEqual(Object.values(ErrorCodes).sort());
+    expect(new Set(documented).size).toBe(documented.length);
+  });
+
+  it.each(Object.keys(ErrorCodes))('%s is raised somewhere in shipped code', (key) => {
+    const users = shipped.filter((f) => !f.endsWith(join('core', 'src', 'errors.ts')) && readFileSync(f, 'utf8').includes(`ErrorCodes.${key}`));
+    expect(users.map((f) => relative(repo, f))).not.toEqual([]);
+  });
+
+  it('leaves no plain `throw new Error` in the kernel, config, run, CLI, tree, reports, rollout, training and the algorithms', () => {
+    const dirs = ['kernel', 'config', 'run', 'cli', 'tree', 'doctor', 'report', 'rollout', 'eval', 'train'].map((d) => join(repo, 'core', 'src', d) + '/');
+    const scope = shipped.filter((f) => dirs.some((d) => f.startsWith(d)) || /plugins\/algo-[^/]+\/src\//.test(f));
+    expect(scope.length).toBeGreaterThan(40);
+    const plain = scope.flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((line, i) => (/throw new Error\(/.test(line) ? [`${relative(repo, f)}:${i + 1}`] : [])));
+    expect(plain).toEqual([]);
+  });
+});

@@ -1,0 +1,141 @@
+import type * as Jinja from '@huggingface/jinja' with { 'resolution-mode': 'import' };
+
+// The package is ESM with a CommonJS build for Node's require (its "exports"); core is CommonJS.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { Environment, Interpreter, Template } = require('@huggingface/jinja') as typeof Jinja;
+type Template = Jinja.Template;
+import { ClawGymError, ErrorCodes, messageOf } from '../errors';
+
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** Python's `datetime.strftime` for the directives chat templates use (local time, C locale). */
+export function strftime(format: string, d: Date): string {
+  return format.replace(/%([a-zA-Z%])/g, (whole, c: string) => {
+    switch (c) {
+      case 'Y': return String(d.getFullYear());
+      case 'y': return pad(d.getFullYear() % 100);
+      case 'm': return pad(d.getMonth() + 1);
+      case 'd': return pad(d.getDate());
+      case 'e': return String(d.getDate()).padStart(2, ' ');
+      case 'H': return pad(d.getHours());
+      case 'I': return pad(d.getHours() % 12 || 12);
+      case 'M': return pad(d.getMinutes());
+      case 'S': return pad(d.getSeconds());
+      case 'p': return d.getHours() < 12 ? 'AM' : 'PM';
+      case 'b': return MONTHS[d.getMonth()]!.slice(0, 3);
+      case 'B': return MONTHS[d.getMonth()]!;
+      case 'a': return DAYS[d.getDay()]!.slice(0, 3);
+      case 'A': return DAYS[d.getDay()]!;
+      case 'j': return pad(Math.floor((d.getTime() - new Date(d.getFullYear(), 0, 1).getTime()) / 86_400_000) + 1, 3);
+      case '%': return '%';
+      default: return whole;
+    }
+  });
+}
+
+/** Python's `range`. */
+function range(start: number, stop?: number, step = 1): number[] {
+  if (stop === undefined) { stop = start; start = 0; }
+  if (step === 0) throw new TemplateException('range() arg 3 must not be zero');
+  const out: number[] = [];
+  for (let i = start; step > 0 ? i < stop : i > stop; i += step) out.push(i);
+  return out;
+}
+
+/** Python's `str.isspace()` characters (what `strip()` without arguments removes). */
+const PY_SPACE = '\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
+
+/** Python's `str.strip/lstrip/rstrip(chars)`. */
+function strip(value: unknown, mode: 'both' | 'left' | 'right', chars?: string | null): string {
+  if (typeof value !== 'string') throw new TemplateException(`'${value === null ? 'NoneType' : typeof value}' object has no attribute 'strip'`);
+  const set = new Set(Array.from(chars ?? PY_SPACE));
+  const cps = Array.from(value);
+  let a = 0;
+  let b = cps.length;
+  if (mode !== 'right') while (a < b && set.has(cps[a]!)) a++;
+  if (mode !== 'left') while (b > a && set.has(cps[b - 1]!)) b--;
+  return cps.slice(a, b).join('');
+}
+
+const STRIP = '__clawgym_py_strip';
+const MODES: Record<string, string> = { strip: 'both', lstrip: 'left', rstrip: 'right' };
+type Node = { type?: string; [k: string]: unknown };
+const lit = (value: string): Node => ({ type: 'StringLiteral', value });
+
+/**
+ * @huggingface/jinja's `strip`/`lstrip`/`rstrip` ignore their `chars` argument and its `trim`
+ * uses JavaScript's whitespace, where Python's differ: Qwen3's template writes
+ * `content.lstrip('\n')`, which must keep a leading space. The parsed template is rewritten so
+ * these calls go to Python's semantics ({@link strip}).
+ */
+function pythonStrip(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) { node.forEach((n, i) => { node[i] = rewrite(n); pythonStrip(node[i]); }); return; }
+  for (const [k, v] of Object.entries(node as Node)) {
+    if (v && typeof v === 'object') { (node as Node)[k] = Array.isArray(v) ? v : rewrite(v); pythonStrip((node as Node)[k]); }
+  }
+}
+
+function rewrite(n: unknown): unknown {
+  const node = n as Node;
+  if (node?.type === 'CallExpression') {
+    const callee = node.callee as Node;
+    const prop = callee?.property as Node | undefined;
+    if (callee?.type === 'MemberExpression' && !callee.computed && prop?.type === 'Identifier' && MODES[prop.value as string]) {
+      return { type: 'CallExpression', callee: { type: 'Identifier', value: STRIP }, args: [callee.object, lit(MODES[prop.value as string]!), ...(node.args as unknown[])] };
+    }
+  }
+  if (node?.type === 'FilterExpression') {
+    const f = node.filter as Node;
+    if (f?.type === 'Identifier' && f.value === 'trim') return { type: 'CallExpression', callee: { type: 'Identifier', value: STRIP }, args: [node.operand, lit('both')] };
+    if (f?.type === 'CallExpression' && (f.callee as Node)?.type === 'Identifier' && (f.callee as Node).value === 'trim') {
+      return { type: 'CallExpression', callee: { type: 'Identifier', value: STRIP }, args: [node.operand, lit('both'), ...(f.args as unknown[])] };
+    }
+  }
+  return n;
+}
+
+/** Raised by a template's `raise_exception(...)`: the template refused the conversation. */
+class TemplateException extends Error {}
+
+/**
+ * Renders a chat template in Hugging Face's environment (transformers' `apply_chat_template`):
+ * `trim_blocks` and `lstrip_blocks` (built into @huggingface/jinja, which follows transformers),
+ * `tojson` as `json.dumps(ensure_ascii=False)`, loop controls, and the globals
+ * `raise_exception` and `strftime_now`. The parsed template is kept: only rendering costs.
+ */
+export class JinjaRenderer {
+  private readonly template: Template;
+
+  constructor(source: string, private readonly now: () => Date = () => new Date()) {
+    try {
+      this.template = new Template(source);
+      pythonStrip(this.template.parsed);
+    } catch (err) {
+      throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template does not parse: ${messageOf(err)}`, { cause: err });
+    }
+  }
+
+  render(variables: Record<string, unknown>): string {
+    try {
+      // Template.render with our own globals: the library's strftime_now reads the wall clock in
+      // the host locale, ours takes a clock (goldens pin it) and Python's C-locale names.
+      const env = new Environment();
+      const globals: Record<string, unknown> = {
+        false: false, true: true, none: null, False: false, True: true, None: null, range, [STRIP]: strip,
+        raise_exception: (message: string) => { throw new TemplateException(message); },
+        strftime_now: (format: string) => strftime(format, this.now()),
+      };
+      for (const [k, v] of Object.entries({ ...variables, ...globals })) if (v !== undefined) env.set(k, v);
+      return new Interpreter(env).run(this.template.parsed).value as string;
+    } catch (err) {
+      const refused = err instanceof TemplateException;
+      throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, refused ? `the chat template refused the conversation: ${err.message}` : `the chat template failed: ${messageOf(err)}`, {
+        cause: err,
+        hint: refused ? 'the model\'s template cannot express this conversation (e.g. roles that do not alternate, or tool messages in a template without tools)' : undefined,
+      });
+    }
+  }
+}

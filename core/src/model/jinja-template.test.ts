@@ -1,0 +1,90 @@
+import type { CanonicalMessage, MessagePart } from '../contracts/messages';
+import { createTestKernel } from '../testing';
+import { provider } from '../kernel/create';
+import { testModel, testModelDir } from './__fixtures__/test-models';
+
+const t = (text: string): MessagePart => ({ type: 'text', text });
+const tools = [{ name: 'run', description: 'Run a shell command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }];
+
+/** Walk a conversation the way the proxy does: prompt, the model's raw reply ids, the continuation. */
+function walk(name: 'qwen3' | 'deepseek_v3' | 'llama3_1' | 'gemma3', turns: { reply: MessagePart[]; next: CanonicalMessage[] }[], first: CanonicalMessage[], withTools: boolean) {
+  const { chatTemplate } = testModel(name);
+  const ts = withTools ? tools : [];
+  let messages = [...first];
+  let ids = chatTemplate.render({ messages, tools: ts });
+  const drifts: string[] = [];
+  const memo: { whole?: boolean } = {};
+  for (const { reply, next } of turns) {
+    const replyMsg: CanonicalMessage = { role: 'assistant', parts: reply };
+    const out = chatTemplate.renderReply(reply, ts);
+    const c = chatTemplate.continueFrom({ messages, reply: replyMsg, tools: ts, outputIds: out, finishReason: 'stop' }, next, memo);
+    ids = [...ids, ...out, ...c.ids];
+    drifts.push(c.drift.class);
+    messages = [...messages, replyMsg, ...next];
+  }
+  // The small window answered every call (it never disagreed with a full render).
+  expect(memo.whole).toBeUndefined();
+  return { ids, full: chatTemplate.render({ messages, tools: ts }), drifts };
+}
+
+describe('incremental continuation', () => {
+  it('equals the full render for a Qwen3 tool loop (clean at every call)', () => {
+    const turns = Array.from({ length: 6 }, (_, i) => ({
+      reply: [{ type: 'thinking' as const, text: `step ${i}` }, t(i % 2 ? `Running ${i}.` : ''), { type: 'tool_call' as const, id: `c${i}`, name: 'run', arguments: JSON.stringify({ cmd: `echo ${i} 你好` }) }],
+      next: [{ role: 'tool' as const, parts: [{ type: 'tool_result' as const, callId: `c${i}`, content: `${i}\n<|im_end|> look-alike` }] }],
+    }));
+    const { ids, full, drifts } = walk('qwen3', turns, [{ role: 'system', parts: [t('You are an agent.')] }, { role: 'user', parts: [t('go')] }], true);
+    expect(drifts).toEqual(Array(6).fill('clean'));
+    expect(ids).toEqual(full);
+  });
+
+  it('equals the full render for Llama 3.1 and Gemma 3 chats', () => {
+    for (const name of ['llama3_1', 'gemma3'] as const) {
+      const turns = [0, 1, 2].map((i) => ({ reply: [t(`answer ${i}`)], next: [{ role: 'user' as const, parts: [t(`question ${i + 1} ✓`)] }] }));
+      const { ids, full, drifts } = walk(name, turns, [{ role: 'system', parts: [t('Be brief.')] }, { role: 'user', parts: [t('question 0')] }], false);
+      expect([name, drifts]).toEqual([name, ['clean', 'clean', 'clean']]);
+      expect(ids).toEqual(full);
+    }
+  });
+
+  it('says realigned when a template writes a reply differently than the model did (DeepSeek-V3 drops tool calls from history)', () => {
+    const { chatTemplate, tokenizer } = testModel('deepseek_v3');
+    // The model's call as DeepSeek-V3 writes it (its template's tool-call markup, hand-built).
+    const out = tokenizer.encodeMarkup('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>run\n```json\n{"cmd": "ls"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>');
+    const reply = chatTemplate.parse(out, tools);
+    expect(reply.parts).toMatchObject([{ type: 'tool_call', name: 'run', arguments: '{"cmd":"ls"}' }]);
+    const c = chatTemplate.continueFrom({ messages: [{ role: 'user', parts: [t('list')] }], reply, tools, outputIds: out, finishReason: 'stop' }, [{ role: 'tool', parts: [{ type: 'tool_result', callId: 'x', content: 'a.txt' }] }]);
+    // vLLM hands the template content "" for a reply that is only tool calls; this template then writes no calls.
+    expect(c.drift.class).toBe('realigned');
+    expect(c.drift.reason).toMatch(/the template re-renders the reply/);
+  });
+
+  it('inserts the stop token after a reply cut by the length limit', () => {
+    const { chatTemplate, tokenizer } = testModel('qwen3');
+    const c = chatTemplate.continueFrom({ messages: [{ role: 'user', parts: [t('hi')] }], reply: { role: 'assistant', parts: [t('cut')] }, tools: [], outputIds: tokenizer.encode('cut'), finishReason: 'length' }, [{ role: 'user', parts: [t('go on')] }]);
+    expect(c.ids[0]).toBe(151645);
+    expect(tokenizer.decode(c.ids)).toBe('<|im_end|>\n<|im_start|>user\ngo on<|im_end|>\n<|im_start|>assistant\n');
+  });
+});
+
+describe('engine: vllm / sglang', () => {
+  it('refuses a token-id engine without a tokenizer folder, saying what to pass', async () => {
+    const kernel = await createTestKernel();
+    for (const flavor of ['vllm', 'sglang']) {
+      const p = await provider(kernel, 'engine', flavor);
+      await expect(p.create({ baseUrl: 'http://127.0.0.1:8000', model: 'Qwen/Qwen3-8B' }, { runDir: '', seed: 1 }))
+        .rejects.toMatchObject({ code: 'CLAWGYM_CONFIG_INVALID', message: expect.stringContaining(`engine "${flavor}" needs engine.options.tokenizer`), hint: expect.stringContaining('tokenizer:') });
+    }
+    const bad = await provider(kernel, 'engine', 'vllm');
+    await expect(bad.create({ baseUrl: 'http://127.0.0.1:8000', model: 'm', tokenizer: '/nonexistent/model' }, { runDir: '', seed: 1 }))
+      .rejects.toMatchObject({ code: 'CLAWGYM_MODEL_FOLDER', message: expect.stringContaining('does not exist') });
+  });
+
+  it('loads the folder\'s tokenizer and template', async () => {
+    const kernel = await createTestKernel();
+    const engine = await (await provider(kernel, 'engine', 'vllm')).create({ baseUrl: 'http://127.0.0.1:8000', model: 'Qwen/Qwen3-8B', tokenizer: testModelDir('qwen3') }, { runDir: '', seed: 1 });
+    expect(engine.chatTemplate.name).toBe('jinja:hermes');
+    expect(engine.chatTemplate.stopIds).toEqual([151645]);
+    expect(engine.tokenizer.decode(engine.chatTemplate.render({ tools: [], messages: [{ role: 'user', parts: [t('hi')] }] }))).toBe('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+  });
+});

@@ -1,0 +1,277 @@
+import type { ChatTemplate, ContinuationHistory, Drift, FinishReason, OutputStreamParser } from '../contracts/engine';
+import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { eventsToMessage } from '../engine/output';
+import { detectFamily, type Family } from './families';
+import type { HfTokenizer } from './hf-tokenizer';
+import { JinjaRenderer } from './jinja-env';
+import { lookAlikeRegex, Neutralizer } from './neutralize';
+import { idStreamParser } from './parsers/types';
+import { templateTools, toTemplateMessages, type TemplateMessage } from './template-messages';
+
+/** Options of {@link JinjaChatTemplate}. */
+export interface JinjaTemplateOptions {
+  tokenizer: HfTokenizer;
+  /** The Jinja source (`chat_template`). */
+  source: string;
+  /** Ids that end generation: the model's eos ids. */
+  stopIds: readonly number[];
+  /** `bos_token`, `eos_token`, …: the special-token strings templates are rendered with. */
+  specialTokens?: Record<string, string>;
+  /** Extra template variables, e.g. `{ enable_thinking: false }`. */
+  kwargs?: Record<string, unknown>;
+  /** The clock of `strftime_now` (tests pin it). */
+  now?: () => Date;
+  /** Override the family read from the template (parsing of tool calls and reasoning). */
+  family?: Family;
+}
+
+/** What a session's ledger keeps for {@link JinjaChatTemplate.continueFrom} between calls. */
+export interface ContinuationMemo {
+  /** History size (messages) at the last check against the full render. */
+  checkedAt?: number;
+  /** The window once gave another answer than the full render: render in full. */
+  whole?: boolean;
+}
+
+/** A rendered prompt: its text and its ids. */
+export interface Rendered { text: string; ids: number[] }
+
+/** The rendered text with placeholders still in, and how to encode it. */
+interface RawRender { raw: string; neutral: Neutralizer }
+
+/** A context message with long text cut to its two ends (templates test prefixes and suffixes). */
+function abbreviate(m: TemplateMessage): TemplateMessage {
+  return m.content.length > 96 ? { ...m, content: `${m.content.slice(0, 48)}${m.content.slice(-48)}` } : m;
+}
+
+/** Tools in the template's shape; none is `undefined` (vLLM passes `tools=None`). */
+const templateToolsOf = (tools: readonly ToolSpec[]) => (tools.length ? templateTools(tools) : undefined);
+
+const thinkRe = /<think>[\s\S]*?<\/think>/;
+
+/**
+ * A model's own Jinja chat template over its own tokenizer. Renders exactly what Python's
+ * `apply_chat_template` writes (see jinja-env.ts), encodes markup to control ids and message
+ * text never to them, continues a conversation by rendering only a small context around the new
+ * messages, and says how a reused prompt drifts from the template's render of the whole.
+ */
+export class JinjaChatTemplate implements ChatTemplate {
+  readonly name: string;
+  readonly stopIds: readonly number[];
+  readonly family: Family;
+  private readonly renderer: JinjaRenderer;
+  private readonly lookAlike: RegExp;
+  private readonly splitRe?: RegExp;
+  private readonly stopTexts: string[];
+  private readonly skipIds: Set<number>;
+
+  constructor(private readonly o: JinjaTemplateOptions) {
+    this.renderer = new JinjaRenderer(o.source, o.now);
+    this.family = o.family ?? detectFamily(o.source, o.tokenizer.control);
+    this.name = `jinja:${this.family.name}`;
+    this.stopIds = [...new Set(o.stopIds)];
+    this.lookAlike = lookAlikeRegex(o.tokenizer.control.keys());
+    const control = [...o.tokenizer.control.keys()].sort((a, b) => b.length - a.length);
+    if (control.length) this.splitRe = new RegExp(control.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gu');
+    this.stopTexts = this.stopIds.map((id) => o.tokenizer.decode([id])).filter(Boolean);
+    this.skipIds = new Set(this.stopIds);
+  }
+
+  /** Render template messages; placeholders stay in until encoding. */
+  private renderRaw(messages: readonly TemplateMessage[], tools: readonly ToolSpec[], addGenerationPrompt: boolean): RawRender {
+    return this.renderTemplate(messages, templateToolsOf(tools), addGenerationPrompt);
+  }
+
+  private renderTemplate(messages: readonly unknown[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): RawRender {
+    const neutral = new Neutralizer(this.lookAlike);
+    const raw = this.renderer.render({
+      ...this.o.specialTokens,
+      ...this.o.kwargs,
+      messages: neutral.apply(messages),
+      tools: tools ? neutral.apply(tools) : undefined,
+      add_generation_prompt: addGenerationPrompt,
+    });
+    return { raw, neutral };
+  }
+
+  /**
+   * Long text between control tokens, encoded before (a harness's system prompt and tools are
+   * the same in every session of a run: BPE costs ~10 µs a token here, so a first call would
+   * otherwise spend most of its time re-encoding them). Least recently used first out.
+   */
+  private readonly segments = new Map<string, number[]>();
+
+  private encodeText(text: string): number[] {
+    if (text.length < 512) return this.o.tokenizer.encode(text);
+    const hit = this.segments.get(text);
+    if (hit) { this.segments.delete(text); this.segments.set(text, hit); return hit; }
+    const ids = this.o.tokenizer.encode(text);
+    this.segments.set(text, ids);
+    if (this.segments.size > 64) this.segments.delete(this.segments.keys().next().value!);
+    return ids;
+  }
+
+  /** Encode rendered text: control tokens in the markup to their ids, message text as text. */
+  private encodeRaw(raw: string, neutral: Neutralizer): number[] {
+    const tok = this.o.tokenizer;
+    if (!this.splitRe) return this.encodeText(neutral.restore(raw));
+    const out: number[] = [];
+    let last = 0;
+    const push = (ids: number[]) => { for (const id of ids) out.push(id); };
+    for (const m of raw.matchAll(this.splitRe)) {
+      if (m.index > last) push(this.encodeText(neutral.restore(raw.slice(last, m.index))));
+      out.push(tok.control.get(m[0])!);
+      last = m.index + m[0].length;
+    }
+    if (last < raw.length) push(this.encodeText(neutral.restore(raw.slice(last))));
+    return out;
+  }
+
+  /** The prompt of a whole conversation, text and ids (what `clawgym template` prints). */
+  renderPrompt(conversation: CanonicalConversation, addGenerationPrompt = true): Rendered {
+    return this.renderMessages(toTemplateMessages(conversation.messages), templateToolsOf(conversation.tools), addGenerationPrompt);
+  }
+
+  /** Render template messages and tools as given (already in the template's shape). */
+  renderMessages(messages: readonly unknown[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): Rendered {
+    const { raw, neutral } = this.renderTemplate(messages, tools, addGenerationPrompt);
+    return { text: neutral.restore(raw), ids: this.encodeRaw(raw, neutral) };
+  }
+
+  render(conversation: CanonicalConversation): number[] {
+    return this.renderPrompt(conversation).ids;
+  }
+
+  /** Index just past the first stop text at or after `from` in `raw`, with that stop's id. */
+  private stopAfter(raw: string, from: number): { end: number; id: number } | undefined {
+    let best: { end: number; id: number; at: number } | undefined;
+    this.stopTexts.forEach((t, i) => {
+      const at = raw.indexOf(t, from);
+      if (at >= 0 && (!best || at < best.at)) best = { at, end: at + t.length, id: this.stopIds[i]! };
+    });
+    return best;
+  }
+
+  /**
+   * The ids after a generated reply, rendered from a small window: the leading system message
+   * (tools live there), the first tool result and the last real user message (templates keep
+   * state across messages: Qwen3 renders reasoning only after the last user query, DeepSeek-V3
+   * opens tool outputs once) and the message before the reply, with tools reduced to their names
+   * (the window's system part is cut off anyway). `memo` is the session's: at calls whose
+   * history has doubled since the last check, the window's answer is checked against the full
+   * render; if they ever differ, that session renders in full from then on. So a call costs its
+   * new messages, and the check costs the history only log2(calls) times.
+   */
+  continueFrom(history: ContinuationHistory, next: CanonicalMessage[], memo: ContinuationMemo = {}): { ids: number[]; drift: Drift } {
+    const all = toTemplateMessages(history.messages);
+    const reply = toTemplateMessages([history.reply]);
+    const following = toTemplateMessages(next);
+    const whole = () => this.continueWith(all, reply, following, history, history.tools, true)!;
+    if (memo.whole) return whole();
+    const picked = new Set<number>();
+    if (all[0]?.role === 'system') picked.add(0);
+    const firstTool = all.findIndex((m) => m.role === 'tool');
+    if (firstTool >= 0) picked.add(firstTool);
+    for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') { picked.add(i); break; }
+    if (all.length) picked.add(all.length - 1);
+    // Context messages only set the template's state (roles, calls, markers at the ends of the
+    // text): their text lands in the prefix that is cut off, so long text is abbreviated.
+    const windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
+    const standIn = history.tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } }));
+    const fast = this.continueWith(windowed, reply, following, history, standIn, false);
+    const size = all.length + 1;
+    if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
+    const full = whole();
+    memo.checkedAt = size;
+    if (fast && fast.drift.class === full.drift.class && fast.ids.length === full.ids.length && fast.ids.every((id, i) => id === full.ids[i])) return fast;
+    memo.whole = true;
+    return full;
+  }
+
+  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean): { ids: number[]; drift: Drift } | undefined {
+    let before: RawRender;
+    let open: RawRender;
+    let after: RawRender;
+    try {
+      before = this.renderRaw(context, tools, false);
+      open = this.renderRaw(context, tools, true);
+      after = this.renderRaw([...context, ...reply, ...next], tools, true);
+    } catch (err) {
+      if (!whole) return undefined;
+      throw err;
+    }
+    const b = before.neutral.restore(before.raw);
+    const a = after.neutral.restore(after.raw);
+    const g = open.neutral.restore(open.raw);
+    if (!g.startsWith(b) || !a.startsWith(b)) {
+      if (!whole) return undefined;
+      throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, 'the chat template does not render a conversation as an extension of its earlier messages; it cannot be continued');
+    }
+    // The reply's segment in the new render ends at the first stop marker after the generation prompt.
+    const stop = this.stopAfter(after.raw, before.raw.length);
+    if (!stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template writes no stop token (${this.stopTexts.join(', ')}) after an assistant reply`);
+    const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
+    const ids = [...(generated ? [] : [stop.id]), ...this.encodeRaw(after.raw.slice(stop.end), after.neutral)];
+    return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id) };
+  }
+
+  /** Compare the template's render of the reply with the raw ids the engine generated. */
+  private drift(segmentRaw: string, neutral: Neutralizer, genPrompt: string, open: RawRender, before: RawRender, h: ContinuationHistory, generated: boolean, stopId: number): Drift {
+    const tok = this.o.tokenizer;
+    const raw = [...h.outputIds, ...(generated ? [] : [stopId])];
+    const template = neutral.restore(segmentRaw);
+    const engine = genPrompt + tok.decode(raw);
+    if (template !== engine) {
+      if (thinkRe.test(engine) && !thinkRe.test(template)) return { class: 'realigned', reason: 'the template drops the reply\'s <think> reasoning once a new user turn follows; the raw ids the engine saw are kept' };
+      let i = 0;
+      while (i < template.length && template[i] === engine[i]) i++;
+      return { class: 'realigned', reason: `the template re-renders the reply (first difference at character ${i}: generated ${JSON.stringify(engine.slice(i, i + 24))}, template ${JSON.stringify(template.slice(i, i + 24))}); the raw ids are kept` };
+    }
+    // Same text; the ids may still differ where the model tokenized its reply unlike the tokenizer.
+    const promptPart = this.encodeRaw(open.raw.slice(before.raw.length), open.neutral);
+    const reencoded = tok.encodeMarkup(engine);
+    const ours = [...promptPart, ...raw];
+    if (reencoded.length !== ours.length || reencoded.some((id, k) => id !== ours[k])) {
+      return { class: 'realigned', reason: `the reply's ids are not the tokenizer's encoding of its text (${raw.length} generated ids, ${reencoded.length - promptPart.length} on re-encoding); the raw ids are kept` };
+    }
+    return { class: 'clean', reason: 'the reused prompt equals the template\'s render of the whole conversation' };
+  }
+
+  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): number[] {
+    // Without history, the continuation is rendered after an empty context with an empty reply.
+    return this.continueFrom({ messages: [], reply: { role: 'assistant', parts: [] }, tools: [], outputIds: [], finishReason }, next).ids;
+  }
+
+  /** Ids the model would generate for this reply: the template's render of it, through the stop id. */
+  renderReply(parts: readonly MessagePart[], tools: readonly ToolSpec[] = []): number[] {
+    const user: TemplateMessage = { role: 'user', content: 'x' };
+    const open = this.renderRaw([user], tools, true);
+    const reply = toTemplateMessages([{ role: 'assistant', parts: [...parts] }]);
+    const full = this.renderRaw([user, ...reply], tools, false);
+    const start = open.raw.length;
+    const stop = this.stopAfter(full.raw, start);
+    if (!full.raw.startsWith(open.raw) || !stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, 'the chat template does not render an assistant reply after its generation prompt');
+    return this.encodeRaw(full.raw.slice(start, stop.end), full.neutral);
+  }
+
+  /** The generation prompt's tail decides whether output starts inside a reasoning block. */
+  private startsInReasoning(): boolean {
+    try {
+      const g = this.renderRaw([{ role: 'user', content: 'x' }], [], true).raw;
+      return /<think>\s*$/.test(g);
+    } catch { return false; }
+  }
+
+  private reasoningStart?: boolean;
+
+  streamParser(tools?: readonly ToolSpec[]): OutputStreamParser {
+    this.reasoningStart ??= this.startsInReasoning();
+    return idStreamParser(this.o.tokenizer.streamDecoder(), this.family.parser({ tools, startInReasoning: this.reasoningStart }), this.skipIds);
+  }
+
+  parse(outputIds: readonly number[], tools?: readonly ToolSpec[]): CanonicalMessage {
+    const p = this.streamParser(tools);
+    return eventsToMessage([...outputIds.flatMap((id) => p.push(id)), ...p.end()]);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Keeps message text from becoming template markup. Before rendering, every control-token
+ * look-alike in text from the harness (message content, reasoning, tool arguments, tool specs)
+ * is swapped for a private-use placeholder; the template renders, and only then are the
+ * placeholders put back — as plain text, since the tokenizer splits on control tokens in the
+ * rendered string before the placeholders are restored. The rendered text equals what the
+ * template writes for the original messages whenever the template does not itself look inside
+ * text for markup.
+ */
+const OPEN = '\uE000';
+const CLOSE = '\uE001';
+const PLACEHOLDER = /\uE000(\d+)\uE001/g;
+
+export class Neutralizer {
+  readonly originals: string[] = [];
+
+  constructor(private readonly lookAlike: RegExp) {}
+
+  /** `value` with every look-alike in its strings (keys too) replaced by a placeholder. */
+  apply<T>(value: T): T {
+    return this.deep(value) as T;
+  }
+
+  private str(s: string): string {
+    this.lookAlike.lastIndex = 0;
+    if (!this.lookAlike.test(s)) return s;
+    this.lookAlike.lastIndex = 0;
+    return s.replace(this.lookAlike, (m) => `${OPEN}${this.originals.push(m) - 1}${CLOSE}`);
+  }
+
+  private deep(v: unknown): unknown {
+    if (typeof v === 'string') return this.str(v);
+    if (Array.isArray(v)) return v.map((x) => this.deep(x));
+    if (v && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[this.str(k)] = this.deep(x);
+      return out;
+    }
+    return v;
+  }
+
+  /** Text with the placeholders put back. */
+  restore(text: string): string {
+    return this.originals.length ? text.replace(PLACEHOLDER, (_, i: string) => this.originals[Number(i)] ?? '') : text;
+  }
+}
+
+/** A regex of the strings to neutralize: the control tokens and the placeholder characters themselves. */
+export function lookAlikeRegex(control: Iterable<string>): RegExp {
+  const escaped = [...control].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp([...escaped, OPEN, CLOSE].join('|'), 'gu');
+}

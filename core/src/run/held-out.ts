@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import type { MetricsEvent } from '../contracts/reporter';
+import { evaluate } from '../eval/evaluate';
+import { Tokens } from './tokens';
+import type { RunServices } from './compose';
+import type { ProgressTracker } from './progress';
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/**
+ * Held-out evaluation inside a run, at `step`: every test task through the evaluation harnesses
+ * as real rollouts with the kernel's hooks (`beforeRollout`, `onModelCall`, `afterRollout`), in
+ * a scope of its own (`<runDir>/eval/step-N`, its own call store). Returns the metrics event:
+ * Pass@1 per harness × category and overall; nothing when `signal` interrupted it (an
+ * interrupted evaluation is not one: a resumed run evaluates that step again).
+ */
+export async function heldOutEval(s: RunServices, o: { name: string; runDir: string; step: number; progress: ProgressTracker; signal?: AbortSignal }): Promise<{ event: MetricsEvent; text: string } | undefined> {
+  const { config } = s.kernel;
+  const dir = join(o.runDir, 'eval', `step-${o.step}`);
+  const runId = `${o.name}-eval`;
+  o.progress.phase('eval', o.step, s.tasks.test.length * s.evalHarnesses.length);
+  const report = await evaluate({
+    onProgress: (done, total) => o.progress.update({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
+    runId, runDir: dir, tasks: s.tasks.test, harnesses: s.evalHarnesses, engine: s.engine!, sandboxes: s.sandboxes, k: 1,
+    concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+    kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes }, signal: o.signal,
+  });
+  if (o.signal?.aborted) return undefined;
+  const values: Record<string, number> = {};
+  for (const r of report.rows) values[`pass1/${r.harness}/${r.category}`] = r.pass1;
+  values.pass1 = mean(report.rows.filter((r) => r.category === 'all').map((r) => r.pass1));
+  o.progress.pass1 = values.pass1;
+  return {
+    event: { kind: 'eval', step: o.step, time: Date.now(), values },
+    text: `eval at step ${o.step}: held-out Pass@1 ${(100 * values.pass1).toFixed(1)}% (${s.tasks.test.length} tasks)`,
+  };
+}

@@ -1,0 +1,49 @@
+import { existsSync } from 'node:fs';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClawGymError, ErrorCodes } from '../errors';
+
+/** What survives a kill: the last finished step, and how often each step was started. */
+export interface RunState { step: number; stepStarts: Record<string, number> }
+
+/**
+ * A run's `state.json`. Written beside, then renamed over, so a kill mid-write never leaves a
+ * truncated state to resume from.
+ */
+export class RunStateFile {
+  private constructor(private readonly path: string, readonly state: RunState) {}
+
+  /**
+   * The state of the run in `runDir`: fresh for a new run; the saved one with `resume`. An
+   * existing run without `resume`, or one already past `steps`, is a usage error.
+   */
+  static async open(runDir: string, o: { resume?: boolean; steps: number }): Promise<RunStateFile> {
+    const path = join(runDir, 'state.json');
+    if (!existsSync(path)) return new RunStateFile(path, { step: 0, stepStarts: {} });
+    if (!o.resume) throw new ClawGymError(ErrorCodes.USAGE, `run ${runDir} already exists`, { hint: 'Pass --resume to continue it, or --name to start another.' });
+    const state = JSON.parse(await readFile(path, 'utf8')) as RunState;
+    if (state.step > o.steps) {
+      throw new ClawGymError(ErrorCodes.USAGE, `run ${runDir} has already trained ${state.step} steps, more than run.steps (${o.steps})`, { hint: `Resume with --steps ${state.step} or more, or start another run with --name.` });
+    }
+    return new RunStateFile(path, state);
+  }
+
+  /** Record that `step` starts (again); returns its attempt number, for fresh rollout ids. */
+  async startStep(step: number): Promise<number> {
+    const attempt = (this.state.stepStarts[step] ?? 0) + 1;
+    this.state.stepStarts[step] = attempt;
+    await this.save();
+    return attempt;
+  }
+
+  /** Record that `step` finished (after its checkpoint is written). */
+  async finishStep(step: number): Promise<void> {
+    this.state.step = step;
+    await this.save();
+  }
+
+  private async save(): Promise<void> {
+    await writeFile(`${this.path}.tmp`, `${JSON.stringify(this.state)}\n`);
+    await rename(`${this.path}.tmp`, this.path);
+  }
+}

@@ -1,0 +1,75 @@
+import type { Engine } from '../contracts/engine';
+import type { PolicyLoss } from '../contracts/policy-loss';
+import type { Task } from '../contracts/task';
+import type { Trainer, TrainMetrics } from '../contracts/trainer';
+import type { RolloutTree } from '../contracts/tree';
+import type { Kernel } from '../kernel/kernel';
+import type { HarnessSlot } from '../rollout/tokens';
+import type { RolloutJob, RolloutReport, RolloutRunner } from '../rollout/runner';
+import { buildStepTrees, computeStepAdvantages } from '../tree/pipeline';
+import { isTrainable } from '../tree/trainable';
+import { Rng } from '../util/rng';
+
+/** What one RL step needs: the run's services. */
+export interface StepServices {
+  kernel: Kernel;
+  runner: Pick<RolloutRunner, 'run'>;
+  engine: Pick<Engine, 'chatTemplate' | 'syncWeights'>;
+  trainer: Trainer;
+  policyLoss: PolicyLoss;
+  tasks: readonly Task[];
+  harnesses: readonly HarnessSlot[];
+}
+
+/** How a step went: its rollouts and trees, and the trainer's metrics (none when nothing was trainable). */
+export interface StepOutcome {
+  reports: RolloutReport[];
+  trees: RolloutTree[];
+  /** Undefined when no rollout was trainable: the trainer was not asked to step. */
+  train?: TrainMetrics;
+  rolloutSeconds: number;
+}
+
+/**
+ * The rollouts of a step: `tasksPerStep` tasks drawn from the step's seed, each through every
+ * harness `groupSize` times. A restarted step (`attempt` > 1) gets fresh rollout ids, so the
+ * killed attempt's records stay and none collide.
+ */
+export function stepJobs(s: Pick<StepServices, 'kernel' | 'tasks' | 'harnesses'>, step: number, attempt: number): RolloutJob[] {
+  const { run } = s.kernel.config;
+  const rng = new Rng(run.seed * 1_000_003 + step);
+  const jobs: RolloutJob[] = [];
+  for (let t = 0; t < run.tasksPerStep; t++) {
+    const task = s.tasks[rng.int(0, s.tasks.length - 1)]!;
+    for (const { harness, options } of s.harnesses) {
+      for (let g = 0; g < run.groupSize; g++) jobs.push({ rolloutId: `s${step}a${attempt}-t${t}-${harness.name}-${g}`, step, task, harness, harnessOptions: options });
+    }
+  }
+  return jobs;
+}
+
+/**
+ * One RL step: the rollouts, their trees (built-in filters, then `onTreeBuilt`), advantages from
+ * the selected algorithm, one trainer step with the selected policy loss, and the engine's new
+ * weights. When no rollout is trainable (all infrastructure failures, or all dropped) the
+ * trainer is not asked to step: an optimiser step on no gradient still moves AdamW's weights.
+ * Resolves to undefined when `signal` stopped the rollouts.
+ */
+export async function runStep(s: StepServices, step: number, attempt: number, signal?: AbortSignal): Promise<StepOutcome | undefined> {
+  const started = Date.now();
+  const reports = await s.runner.run(stepJobs(s, step, attempt), signal);
+  if (signal?.aborted) return undefined;
+  const rolloutSeconds = (Date.now() - started) / 1000;
+  const trees = await buildStepTrees(s.kernel, reports.map((r) => ({
+    records: r.records,
+    info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
+  })), s.engine.chatTemplate.stopIds[0]!);
+  if (!trees.some(isTrainable)) return { reports, trees, rolloutSeconds };
+  const advantages = await computeStepAdvantages(s.kernel, trees, s.trainer);
+  const train = await s.trainer.step({ trees, advantages, loss: s.kernel.config.loss, policyLoss: s.policyLoss });
+  // A trainer in another process publishes its weights; the engine loads them (or, sharing
+  // the trainer's weights in process, has nothing to do).
+  const published = await s.trainer.publishWeights?.();
+  await s.engine.syncWeights?.(published);
+  return { reports, trees, train, rolloutSeconds };
+}
