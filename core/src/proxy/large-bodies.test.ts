@@ -65,3 +65,22 @@ describe('large tool results', () => {
     expect(peak - before).toBeLessThan(40 * Buffer.byteLength(body));
   }, 120_000);
 });
+
+describe('large tool results with a real tokenizer and template (Qwen3)', () => {
+  it('a 1 MB tool result is answered and recorded in each format', async () => {
+    const { testModel } = await import('../model/__fixtures__/test-models');
+    const q = await startScriptedProxy(() => ({ text: 'read it' }), { template: testModel('qwen3') });
+    try {
+      for (const format of ['anthropic', 'chat', 'responses'] as const) {
+        const s = q.proxy.openSession(`qwen-big-${format}`);
+        const { path, body } = bodyFor(format, 1024 * 1024);
+        const res = await fetch(`${s.baseUrl}${path}`, { method: 'POST', headers: { 'x-api-key': s.apiKey, authorization: `Bearer ${s.apiKey}` }, body });
+        const text = await res.text();
+        expect({ format, status: res.status, text: res.status === 200 ? '' : text.slice(0, 200) }).toEqual({ format, status: 200, text: '' });
+        expect((await q.store.read(s.rolloutId))[0]!.promptIds.length).toBeGreaterThan(100_000);
+      }
+    } finally {
+      await q.close();
+    }
+  }, 120_000);
+});
