@@ -1,3 +1,4 @@
+import { testModel } from '../model/__fixtures__/test-models';
 import { startScriptedProxy } from '../testing';
 
 type P = Awaited<ReturnType<typeof startScriptedProxy>>;
@@ -68,7 +69,6 @@ describe('large tool results', () => {
 
 describe('large tool results with a real tokenizer and template (Qwen3)', () => {
   it('a 1 MB tool result is answered and recorded in each format', async () => {
-    const { testModel } = await import('../model/__fixtures__/test-models');
     const q = await startScriptedProxy(() => ({ text: 'read it' }), { template: testModel('qwen3') });
     try {
       for (const format of ['anthropic', 'chat', 'responses'] as const) {
