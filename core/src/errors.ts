@@ -42,6 +42,7 @@ export const ErrorCodes = {
   MODEL_FOLDER: 'CLAWGYM_MODEL_FOLDER',
   TEMPLATE_FAILED: 'CLAWGYM_TEMPLATE_FAILED',
   TRAINER_SERVICE: 'CLAWGYM_TRAINER_SERVICE',
+  SANDBOX_UNISOLATED: 'CLAWGYM_SANDBOX_UNISOLATED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

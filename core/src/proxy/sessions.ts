@@ -16,6 +16,12 @@ export interface SessionState {
   consecutiveFailures: number;
   /** Set on the first engine or proxy failure: the runner treats the rollout as an infra failure. */
   infraFailure?: string;
+  /**
+   * The first request of this session (key accepted) that the proxy refused with a 4xx. A
+   * harness that then fails failed because of us, not because of the policy: the runner
+   * treats it as an infra failure too; one that recovers is scored as usual.
+   */
+  refused?: string;
   /** Requests being answered, so closing can wait for their records. */
   inFlight: Set<Promise<void>>;
   /** The harness's call classifier, when it has one. */

@@ -80,21 +80,24 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
   const heldOut = async (step: number) => {
     if (evaluated.has(step)) return;
-    const { event, text } = await heldOutEval(s, { name, runDir, step, progress });
-    await emit(event, text);
+    const done = await heldOutEval(s, { name, runDir, step, progress, signal: o.signal });
+    // An interrupted evaluation is not an evaluation: no event, so --resume runs it again (under fresh ids).
+    if (!done) return;
+    await emit(done.event, done.text);
     evaluated.add(step);
   };
 
   const proxy = s.container.resolve(Tokens.Proxy);
   const runner = s.container.resolve(Tokens.Runner);
-  await proxy.start();
   const socketPath = s.container.resolve(Tokens.ProxySocket);
-  await rm(socketPath, { force: true });
-  await proxy.listenUnix(socketPath);
 
-  await kernel.hooks.runStart.promise({ runId: name, runDir });
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   try {
+    // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
+    await proxy.start();
+    await rm(socketPath, { force: true });
+    await proxy.listenUnix(socketPath);
+    await kernel.hooks.runStart.promise({ runId: name, runDir });
     if (state.state.step === 0) await heldOut(0);
     for (let step = state.state.step + 1; step <= config.run.steps; step++) {
       if (o.signal?.aborted) { status = 'cancelled'; break; }
@@ -118,6 +121,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
     if (status === 'completed' && state.state.step === config.run.steps) await heldOut(state.state.step);
+    if (o.signal?.aborted) status = 'cancelled';
   } catch (err) {
     status = 'failed';
     throw err;

@@ -21,6 +21,8 @@ import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { ownerAlive, startTimeOf } from './owner';
 import { startProcess, warmSpawner } from './spawner';
 
 /** The workspace as processes in a bubblewrap sandbox see it. */
@@ -53,6 +55,13 @@ export interface LocalSandboxOptions {
   log?: (msg: string) => void;
   /** Enforce limits with cgroups where this process can create them (default true); false: rlimits only. */
   cgroups?: boolean;
+  /**
+   * Run sandboxes as plain processes where bubblewrap is missing (default false: refused). They
+   * then share the host's filesystem — a sandboxed command can read and write whatever this
+   * user can, other sandboxes' workspaces included — though, as root, each still gets its own
+   * pid namespace, /proc and network.
+   */
+  allowUnisolated?: boolean;
 }
 
 /** How each limit is enforced here, in words (`not enforced: <why>` when it is not). */
@@ -250,13 +259,6 @@ async function killMarked(match: (value: string, env: string[]) => boolean): Pro
   return [...new Set(killed)];
 }
 
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch { return undefined; }
-}
-
 interface OwnerFile {
   pid: number;
   pidStart?: string;
@@ -266,12 +268,6 @@ interface OwnerFile {
   created: string;
   mode: 'bubblewrap' | 'fallback';
   cgroups: string[];
-}
-
-function ownerAlive(o: OwnerFile): boolean {
-  if (o.pid === process.pid) return true;
-  const start = startTimeOf(o.pid);
-  return start !== undefined && (o.pidStart === undefined || start === o.pidStart);
 }
 
 /** rm -rf that also copes with folders a sandboxed process made read-only. */
@@ -412,6 +408,11 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     async create(spec) {
       refuseEnvironment(spec, 'local');
       const m = await getMachine();
+      if (m.mode === 'fallback' && !options.allowUnisolated) {
+        throw new ClawGymError(ErrorCodes.SANDBOX_UNISOLATED, `the local sandbox cannot isolate files here (${m.whyFallback}): a sandboxed harness could read and write the host's files and other sandboxes' workspaces`, {
+          hint: 'Install bubblewrap (apt-get install bubblewrap; dnf install bubblewrap; pacman -S bubblewrap), use the docker sandbox, or accept plain processes with sandbox: { use: \'local\', options: { allowUnisolated: true } }.',
+        });
+      }
       if (!warned) {
         warned = true;
         if (m.mode === 'fallback') log(fallbackWarning(m));
@@ -588,13 +589,16 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
       args.push('--bind', socketPath!, SANDBOX_PROXY_SOCKET, '--remount-ro', '/');
       args.push('--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'clawgym');
       if (m.root) args.push('--cap-drop', 'ALL');
-      args.push('--clearenv');
-      for (const [k, v] of Object.entries(env)) if (k && !k.includes('=')) args.push('--setenv', k, v);
+      // The environment goes to bwrap as its own (spawned with exactly `env`, nothing of the
+      // runner's), never as --setenv arguments: a command line is world-readable (ps), and the
+      // env holds the session's API key.
       args.push('--chdir', cwd, '--', ...(forwarder ? [process.execPath, NETNS_RUN, SANDBOX_PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--'] : []), ...rlimitPrefix, ...argv);
       cmd = [m.bwrap!, ...args];
-      spawnEnv = markers;
+      spawnEnv = env;
     } else if (m.netns.ok) {
-      cmd = ['/usr/bin/unshare', '-n', '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
+      // Own network, and (as root) own pid namespace and /proc: no other sandbox's or the
+      // runner's processes to read the environment of (API keys) or to signal.
+      cmd = ['/usr/bin/unshare', '-n', ...(m.root ? ['--pid', '--fork', '--kill-child', '--mount-proc'] : []), '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
         ...(forwarder ? [process.execPath, NETNS_RUN, socketPath!, String(SANDBOX_PROXY_PORT), cwd, '--'] : []), ...rlimitPrefix, ...argv];
       spawnEnv = env;
       spawnCwd = cwd;

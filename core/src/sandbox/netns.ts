@@ -37,7 +37,8 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
 
   const exec = (argv: string[], o: ExecOptions = {}): Promise<ExecResult> => new Promise((done) => {
     const env = { PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, TMPDIR: join(home, 'tmp'), LANG: 'C.UTF-8', ...spec.env, ...o.env };
-    const child = spawn('/usr/bin/unshare', ['-n', '/bin/sh', '-c', 'ip link set lo up && exec "$0" "$@"',
+    // Own network, pid namespace and /proc: nothing outside to signal or read the environment of.
+    const child = spawn('/usr/bin/unshare', ['-n', '--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', 'ip link set lo up && exec "$0" "$@"',
       process.execPath, NETNS_RUN, socketPath, String(SANDBOX_PROXY_PORT), o.cwd ?? workspace, '--', ...argv], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
@@ -79,7 +80,7 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
 export function netnsSandboxProvider(): SandboxProvider {
   return {
     name: 'netns',
-    describeIsolation: async () => 'network namespace with only loopback (proxy via a Unix socket); files NOT isolated',
+    describeIsolation: async () => 'network and pid namespaces (only loopback; proxy via a Unix socket; own /proc); files NOT isolated',
     create: createNetnsSandbox,
     sweep: async () => ({ removed: [] }),
   };

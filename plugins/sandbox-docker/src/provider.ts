@@ -5,7 +5,7 @@ import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec, SweepReport } from '@clawgym/core';
+import { ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
 import { TaskImages, type TaskImage } from './task-image';
 import { WarmPool } from './warm-pool';
@@ -31,6 +31,8 @@ const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').start
 export const LABEL_RUN = 'clawgym.run';
 export const LABEL_ROLLOUT = 'clawgym.rollout';
 export const LABEL_ROOT = 'clawgym.root';
+/** The runner that made the container (pid, its start time, host): `sweep` leaves a live owner's containers alone. */
+export const LABEL_OWNER = 'clawgym.owner';
 const DIR_PREFIX = 'clawgym-docker-';
 const MARKER = '.clawgym-docker.json';
 
@@ -502,7 +504,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const workdir = taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
-      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, pid: process.pid }));
+      const owner = ownerStamp();
+      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, ...owner }));
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
       const opt = join(root, 'opt');
@@ -529,7 +532,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           WorkingDir: workdir,
           Hostname: 'sandbox',
           Env: Object.entries(baseEnv).map(([k, v]) => `${k}=${v}`),
-          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROOT]: root },
+          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROOT]: root, [LABEL_OWNER]: JSON.stringify(owner) },
           HostConfig: {
             NetworkMode: 'none',
             AutoRemove: false,
@@ -576,6 +579,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const removed: string[] = [];
     const containers = await this.docker.listContainers({ all: true, filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
     for (const c of containers) {
+      // Only what a dead runner left: a live run's containers are in use (gc beside a running run).
+      if (ownerAlive(parseOwner(c.Labels[LABEL_OWNER]))) continue;
       await removeContainer(this.docker.getContainer(c.Id));
       removed.push(`container ${c.Names[0]?.replace(/^\//, '') ?? c.Id}`);
       const root = c.Labels[LABEL_ROOT];
@@ -588,14 +593,20 @@ export class DockerSandboxProvider implements SandboxProvider {
     for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
       if (!name.startsWith(DIR_PREFIX)) continue;
       const dir = join(this.tmpDir, name);
-      let marker: { runId?: string };
+      let marker: { runId?: string } & Partial<OwnerStamp>;
       try { marker = JSON.parse(readFileSync(join(dir, MARKER), 'utf8')); } catch { continue; }
       if (runId !== undefined && marker.runId !== runId) continue;
+      if (ownerAlive(marker)) continue;
       await rm(dir, { recursive: true, force: true });
       removed.push(`dir ${dir}`);
     }
     return { removed };
   }
+}
+
+/** The owner label of a container; one without it (made before owners were labelled) has no live owner. */
+function parseOwner(label: string | undefined): Partial<OwnerStamp> {
+  try { return label ? JSON.parse(label) as Partial<OwnerStamp> : {}; } catch { return {}; }
 }
 
 /** A `docker` sandbox provider. */
