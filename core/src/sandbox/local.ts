@@ -384,7 +384,7 @@ function fallbackWarning(m: Machine): string {
 
 /** Check an id used as a folder name. */
 function checkId(kind: string, id: string): void {
-  if (!ID_PATTERN.test(id) || id.includes('..')) throw new Error(`sandbox ${kind} ${JSON.stringify(id)} must match ${ID_PATTERN} (it names a folder)`);
+  if (!ID_PATTERN.test(id) || id.includes('..')) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `sandbox ${kind} ${JSON.stringify(id)} must match ${ID_PATTERN} (it names a folder)`);
 }
 
 /**
@@ -466,10 +466,10 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
   const socketPath = spec.modelEndpoint.socketPath;
   const isolatedNet = bwrap || m.netns.ok;
   if (isolatedNet && !socketPath) {
-    throw new Error('the local sandbox isolates the network and reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required (ServingProxy.listenUnix)');
+    throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the local sandbox isolates the network and reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
   }
-  if (isolatedNet && !existsSync(NETNS_RUN)) throw new Error(`${NETNS_RUN} is missing: run npm run build`);
-  for (const p of spec.readOnlyPaths ?? []) if (!isAbsolute(p)) throw new Error(`readOnlyPaths must be absolute: ${p}`);
+  if (isolatedNet && !existsSync(NETNS_RUN)) throw new ClawGymError(ErrorCodes.NOT_BUILT, `${NETNS_RUN} is missing`, { hint: 'run npm run build' });
+  for (const p of spec.readOnlyPaths ?? []) if (!isAbsolute(p)) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `readOnlyPaths must be absolute: ${p}`);
 
   const runDir = join(root, spec.runId);
   const dir = join(runDir, spec.rolloutId);
@@ -477,7 +477,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     await mkdir(runDir, { recursive: true, mode: 0o755 });
     try { await mkdir(dir, { mode: 0o755 }); break; } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') throw new Error(`sandbox ${spec.runId}/${spec.rolloutId} already exists (${dir}); destroy it or sweep('${spec.runId}')`);
+      if (code === 'EEXIST') throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `sandbox ${spec.runId}/${spec.rolloutId} already exists (${dir})`, { hint: `destroy it, or sweep('${spec.runId}') (clawgym gc)` });
       if (code !== 'ENOENT' || attempt >= 3) throw e; // ENOENT: a sibling's destroy() removed the empty run folder meanwhile
     }
   }
@@ -523,7 +523,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
   const toHost = (p: string): string => {
     if (!isAbsolute(p)) {
       const rel = posix.normalize(p);
-      if (rel === '..' || rel.startsWith('../')) throw new Error(`sandbox path escapes the workspace: ${p}`);
+      if (rel === '..' || rel.startsWith('../')) throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path escapes the workspace: ${p}`);
       return join(workspace, rel);
     }
     const abs = posix.normalize(p);
@@ -531,7 +531,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
       if (abs === inside) return host;
       if (abs.startsWith(inside + '/')) return join(host, abs.slice(inside.length + 1));
     }
-    throw new Error(`sandbox path ${p} is outside the sandbox's workspace (${workspacePath}) and HOME (${homePath})`);
+    throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path ${p} is outside the sandbox's workspace (${workspacePath}) and HOME (${homePath})`);
   };
   const insideBases = (real: string) => realBases.some((b) => { const rel = relative(b, real); return rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel); });
   /** Refuse host paths that symlinks (made by sandboxed processes) lead out of the sandbox. */
@@ -539,7 +539,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     let p = hostPath;
     while (!existsSync(p)) p = dirname(p);
     const real = await realpath(p);
-    if (!insideBases(real)) throw new Error(`sandbox path leads outside the sandbox (through a symlink): ${hostPath} -> ${real}`);
+    if (!insideBases(real)) throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path leads outside the sandbox (through a symlink): ${hostPath} -> ${real}`);
   };
   const prepareTarget = async (hostPath: string) => {
     await checkReal(dirname(hostPath));

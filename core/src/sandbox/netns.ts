@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { ClawGymError, ErrorCodes } from '../errors';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
 
@@ -27,7 +28,7 @@ export function netnsAvailable(): { ok: boolean; reason?: string } {
 export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
   refuseEnvironment(spec, 'netns');
   const socketPath = spec.modelEndpoint.socketPath;
-  if (!socketPath) throw new Error('the netns sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required');
+  if (!socketPath) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the netns sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
   const root = await mkdtemp(join(tmpdir(), `clawgym-${spec.runId}-${spec.rolloutId}-`));
   const workspace = join(root, 'workspace');
   const home = join(root, 'home');

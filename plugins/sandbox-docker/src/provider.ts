@@ -5,7 +5,7 @@ import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
 import { TaskImages, type TaskImage } from './task-image';
 import { WarmPool } from './warm-pool';
@@ -70,13 +70,13 @@ interface Started {
 export function dockerSocketPath(env: NodeJS.ProcessEnv = process.env): string {
   const host = env.DOCKER_HOST;
   if (host?.startsWith('unix://')) return host.slice('unix://'.length);
-  if (host) throw new Error(`DOCKER_HOST=${host} is not a unix:// socket: the docker sandbox bind-mounts host folders, so it needs a local daemon`);
+  if (host) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `DOCKER_HOST=${host} is not a unix:// socket: the docker sandbox bind-mounts host folders, so it needs a local daemon`, { hint: 'remote Docker hosts are designed, not built (docs/sandboxes.md)' });
   return '/var/run/docker.sock';
 }
 
 function parseUser(user: string): { uid: number; gid: number } {
   const m = /^(\d+)(?::(\d+))?$/.exec(user);
-  if (!m) throw new Error(`user must be a numeric uid[:gid], got "${user}"`);
+  if (!m) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `user must be a numeric uid[:gid], got "${user}"`);
   return { uid: Number(m[1]), gid: Number(m[2] ?? m[1]) };
 }
 
@@ -84,7 +84,7 @@ function parseUser(user: string): { uid: number; gid: number } {
 function netnsRunFiles(): string[] {
   const dir = join(dirname(require.resolve('@clawgym/core/package.json')), 'dist', 'sandbox');
   const files = ['netns-run.js', 'forwarder.js'].map((f) => join(dir, f));
-  for (const f of files) if (!existsSync(f)) throw new Error(`${f} is missing: run npm run build`);
+  for (const f of files) if (!existsSync(f)) throw new ClawGymError(ErrorCodes.NOT_BUILT, `${f} is missing`, { hint: 'run npm run build' });
   return files;
 }
 
@@ -174,7 +174,7 @@ class DockerSandbox implements Sandbox {
   }
 
   async exec(argv: string[], o: ExecOptions = {}): Promise<ExecResult> {
-    if (argv.length === 0) throw new Error('exec needs a command');
+    if (argv.length === 0) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'exec needs a command');
     // Files the host put in the workspace or HOME (the task's setup, before the first command)
     // become the container user's, once: walking the tree on every command cost time in
     // proportion to the workspace. Later host writes go through writeFile/copyIn, which chown.
@@ -314,7 +314,7 @@ class DockerSandbox implements Sandbox {
     }
     const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1"', 'sh', abs], { stdin: data, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-    if (r.exitCode !== 0) throw new Error(`writeFile ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+    if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `writeFile ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
   }
 
   async copyIn(hostPath: string, sandboxPath: string): Promise<void> {
@@ -333,9 +333,9 @@ class DockerSandbox implements Sandbox {
       const tar = await hostTar(['-C', staging, '-c', 'x']);
       const script = 'set -e; t=$(mktemp -d "$(dirname "$1")/.copyin.XXXXXX"); tar -x -f - -C "$t"; rm -rf "$1"; mv "$t/x" "$1"; rmdir "$t"';
       const mk = await this.run(['mkdir', '-p', posix.dirname(abs)], {});
-      if (mk.exitCode !== 0) throw new Error(`copyIn ${abs}: ${mk.stderr.toString().trim()}`);
+      if (mk.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `copyIn ${abs}: ${mk.stderr.toString().trim()}`);
       const r = await this.run(['sh', '-c', script, 'sh', abs], { stdin: tar, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-      if (r.exitCode !== 0) throw new Error(`copyIn ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+      if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `copyIn ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
@@ -350,7 +350,7 @@ class DockerSandbox implements Sandbox {
     // Through a link, or outside the mounts: read it inside (links resolve in the container).
     const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'cd "$(dirname "$1")" && tar -c -h -f - "$(basename "$1")"', 'sh', abs], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-    if (r.exitCode !== 0) throw new Error(`copyOut ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+    if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `copyOut ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
     const staging = await mkdtemp(join(tmpdir(), 'clawgym-copyout-'));
     try {
       await hostTar(['-C', staging, '-x', '--no-same-owner'], r.stdout);
@@ -437,9 +437,9 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const socketPath = spec.modelEndpoint.socketPath;
-    if (!socketPath) throw new Error('the docker sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required');
+    if (!socketPath) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the docker sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
     const sock = await stat(socketPath).catch(() => undefined);
-    if (!sock?.isSocket()) throw new Error(`${socketPath} is not a Unix socket (the proxy's listenUnix)`);
+    if (!sock?.isSocket()) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `${socketPath} is not a Unix socket (the proxy's listenUnix)`);
     // Connecting needs write permission on the socket; the container user is not its owner.
     if (sock.uid !== this.user.uid && (sock.mode & 0o006) !== 0o006) await chmod(socketPath, (sock.mode & 0o777) | 0o006);
     // A task with its own image: built (once per content hash) before anything else is made.
@@ -558,7 +558,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           },
         });
       } catch (err) {
-        if (statusOf(err) === 404) throw new Error(`image ${taskImage?.tag ?? this.image} not found: build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh`);
+        if (statusOf(err) === 404) throw new ClawGymError(ErrorCodes.SANDBOX_IMAGE_MISSING, `image ${taskImage?.tag ?? this.image} not found`, { hint: `build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh` });
         throw err;
       }
       try {
