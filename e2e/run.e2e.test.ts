@@ -57,6 +57,39 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('data-charts-drawn');
   }, 300_000);
 
+  it('after SIGKILL during the final held-out evaluation, --resume evaluates again under fresh ids and finishes', async () => {
+    const dir = project(1);
+    const runDir = join(dir, 'runs', 'tiny');
+    const evalCalls = join(runDir, 'eval', 'step-1', 'calls');
+    const child = spawn(process.execPath, [bin, 'run'], { cwd: dir, stdio: 'ignore' });
+    await new Promise<void>((ok, fail) => {
+      const timer = setInterval(() => {
+        // Step 1 trained, its evaluation started: a call of it recorded.
+        if (existsSync(evalCalls) && readdirSync(evalCalls).some((f) => readFileSync(join(evalCalls, f), 'utf8').includes('"callIndex"'))) { clearInterval(timer); child.kill('SIGKILL'); ok(); }
+      }, 10);
+      child.on('exit', () => { clearInterval(timer); fail(new Error('the run ended before its final evaluation could be killed')); });
+    });
+    await new Promise((r) => child.on('exit', r));
+    expect(existsSync(join(runDir, 'eval', 'step-1', 'proxy.sock'))).toBe(true); // left behind by the kill
+    const killed = readdirSync(evalCalls);
+
+    const resumed = spawnSync(process.execPath, [bin, 'run', '--resume'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(resumed.stderr).not.toContain('EADDRINUSE');
+    expect(resumed.status).toBe(0);
+    expect(resumed.stdout).toContain('finished after step 1');
+    expect(lines(join(runDir, 'metrics.jsonl')).map((l) => `${l.kind}:${l.step}`)).toEqual(['eval:0', 'step:1', 'eval:1']);
+    // The restarted evaluation used fresh ids; every call file holds one attempt, indices 0..n-1.
+    const files = readdirSync(evalCalls);
+    expect(files.filter((f) => f.endsWith('-a2.jsonl')).length).toBe(2);
+    for (const f of killed) expect(files).toContain(f);
+    for (const f of files) {
+      const indices = readFileSync(join(evalCalls, f), 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { callIndex: number }).callIndex);
+      expect(indices).toEqual(indices.map((_, i) => i));
+    }
+    const evaluated = JSON.parse(readFileSync(join(runDir, 'eval', 'step-1', 'eval.json'), 'utf8')) as { rollouts: { rolloutId: string }[] };
+    expect(evaluated.rollouts.map((r) => r.rolloutId).every((id) => id.endsWith('-a2'))).toBe(true);
+  }, 240_000);
+
   it('refuses to overwrite an existing run without --resume, extends a finished one with --resume --steps; a step\'s reward is also split by category', () => {
     const dir = project(1, ['write', 'vocab-write']);
     expect(spawnSync(process.execPath, [bin, 'run'], { cwd: dir, encoding: 'utf8', timeout: 120_000 }).status).toBe(0);

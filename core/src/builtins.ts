@@ -8,7 +8,7 @@ import { ScriptedEngine, type ScriptedTurn } from './engine/scripted';
 import { createTokenIdEngine } from './engine/token-id-client';
 import { tinkerEngineProvider } from './tinker/engine';
 import { tinkerTrainerProvider } from './tinker/trainer';
-import { localSandboxProvider } from './sandbox/local';
+import { localSandboxProvider, type LocalSandboxOptions } from './sandbox/local';
 import { cpuKernels } from './kernels/cpu';
 import { htmlReporter } from './report/reporters';
 import { tensorboardReporter } from './report/tensorboard/reporter';
@@ -80,37 +80,49 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
 });
 
 /**
- * The local sandbox with its self-check: it isolates with bubblewrap and, without it, falls
- * back to running unisolated with a warning, so a missing `bwrap` is what doctor names.
+ * The local sandbox with its self-check: it isolates with bubblewrap and, without it, refuses
+ * to run unless allowUnisolated says so, so a missing `bwrap` is what doctor names.
  */
-function checkedLocalSandbox(log: (m: string) => void): SandboxProvider {
-  const local = localSandboxProvider({ log });
+function checkedLocalSandbox(options: LocalSandboxOptions): SandboxProvider {
+  const local = localSandboxProvider(options);
   return Object.assign(local, {
     async check() {
       const bwrap = onPath('bwrap');
       return bwrap
         ? { ok: true, reason: `bubblewrap at ${bwrap}` }
-        : { ok: false, reason: 'bubblewrap (bwrap) is not on PATH: sandboxes would run without isolation (the warned fallback)', install: 'apt-get install -y bubblewrap' };
+        : { ok: false, reason: 'bubblewrap (bwrap) is not on PATH: the local sandbox refuses to run (sandbox options allowUnisolated: true runs plain processes without file isolation)', install: 'apt-get install -y bubblewrap' };
     },
   });
 }
 
+/** `sandbox: { use: 'local', options: {...} }`. */
+const LocalSandboxOptionsSchema = z.strictObject({
+  /** Run plain processes where bubblewrap is missing (refused otherwise: no filesystem isolation). */
+  allowUnisolated: z.boolean().optional(),
+  /** Folder the sandboxes live in. */
+  root: z.string().optional(),
+  /** Plain processes even where bubblewrap works (needs allowUnisolated). */
+  forceFallback: z.boolean().optional(),
+  /** Limits by cgroups where possible (default true). */
+  cgroups: z.boolean().optional(),
+});
+
 /**
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap, or a warned fallback), the `cpu` compute kernels, the
+ * engines, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the `cpu` compute kernels, the
  * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
  * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
 export const builtins = definePlugin({
   name: 'clawgym:core',
-  options: z.strictObject({}),
-  apply(api) {
+  options: z.strictObject({ localSandbox: LocalSandboxOptionsSchema.optional() }),
+  apply(api, options) {
     api.provide.engine(scripted);
     api.provide.engine(tokenIdProvider('vllm'));
     api.provide.engine(tokenIdProvider('sglang'));
     api.provide.engine(tinkerEngineProvider);
     api.provide.trainer(tinkerTrainerProvider);
-    api.provide.sandbox(checkedLocalSandbox((m) => api.log.warn(m)));
+    api.provide.sandbox(checkedLocalSandbox({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
     api.provide.kernels(cpuKernels());
     api.provide.reporter(tensorboardReporter());
     api.provide.reporter(htmlReporter);
@@ -120,5 +132,8 @@ export const builtins = definePlugin({
 
 /** Apply core's built-ins to a kernel, as the `@clawgym/core` package. */
 export function useBuiltins(kernel: Kernel): Promise<void> {
-  return kernel.use(builtins(), { packageName: '@clawgym/core', version: CORE_VERSION });
+  // The local sandbox is core's: its slot's options (e.g. allowUnisolated) configure it here.
+  const slot = kernel.config.sandbox;
+  const local = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
+  return kernel.use(builtins(local ? { localSandbox: local } : {}), { packageName: '@clawgym/core', version: CORE_VERSION });
 }

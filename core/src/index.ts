@@ -54,6 +54,7 @@ export { buildStepTrees, computeStepAdvantages } from './tree/pipeline';
 export { drawTree } from './tree/draw';
 export { RolloutRunner, type RolloutJob, type RolloutReport, type RunnerOptions } from './rollout/runner';
 export { localSandboxProvider, bubblewrapPath, type LocalSandboxOptions } from './sandbox/local';
+export { ownerAlive, ownerStamp, type OwnerStamp } from './sandbox/owner';
 export { parseWireRequest, wireAdapters } from './proxy/wire';
 export type { ParsedRequest } from './proxy/wire/types';
 export { cpuKernels, type CpuKernelOptions } from './kernels/cpu';

@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { ChatTemplate, FinishReason, OutputEvent, OutputStreamParser, Tokenizer } from '../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
 import { eventsToMessage } from './output';
+import { appendAll } from '../util/append';
+import { IdChunks } from '../util/id-chunks';
+import { jsonNestingDepth } from '../util/json-depth';
+
+/** Deepest tool call the parser accepts (the proxy refuses requests nesting deeper than 128). */
+const MAX_CALL_DEPTH = 128;
 
 /** Ids of the special tokens ChatML needs, in the engine's vocabulary. */
 export interface ChatMlSpecials {
@@ -38,26 +44,29 @@ export class ChatMlTemplate implements ChatTemplate {
   }
 
   render(conversation: CanonicalConversation): number[] {
-    const ids: number[] = [];
+    const ids = new IdChunks();
     const messages = [...conversation.messages];
     // Tools live in the system turn; a conversation without a leading system message gets one.
     if (conversation.tools.length > 0 && messages[0]?.role !== 'system') messages.unshift({ role: 'system', parts: [] });
     messages.forEach((m, i) => this.renderMessage(m, ids, i === 0 ? conversation.tools : []));
-    ids.push(this.sp.imStart, ...this.tokenizer.encode('assistant\n'));
-    return ids;
+    ids.push(this.sp.imStart);
+    ids.add(this.tokenizer.encode('assistant\n'));
+    return ids.toArray();
   }
 
   renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): number[] {
     // A stop on <|im_end|> leaves it in the output; any other ending needs it inserted.
-    const ids: number[] = finishReason === 'stop' || finishReason === 'tool_calls' ? [] : [this.sp.imEnd];
-    ids.push(...this.tokenizer.encode('\n'));
+    const ids = new IdChunks();
+    if (finishReason !== 'stop' && finishReason !== 'tool_calls') ids.push(this.sp.imEnd);
+    ids.add(this.tokenizer.encode('\n'));
     for (const m of next) this.renderMessage(m, ids, []);
-    ids.push(this.sp.imStart, ...this.tokenizer.encode('assistant\n'));
-    return ids;
+    ids.push(this.sp.imStart);
+    ids.add(this.tokenizer.encode('assistant\n'));
+    return ids.toArray();
   }
 
-  private renderMessage(m: CanonicalMessage, ids: number[], tools: readonly ToolSpec[]): void {
-    const enc = (t: string) => ids.push(...this.tokenizer.encode(t));
+  private renderMessage(m: CanonicalMessage, ids: IdChunks, tools: readonly ToolSpec[]): void {
+    const enc = (t: string) => ids.add(this.tokenizer.encode(t));
     const role = m.role === 'tool' ? 'user' : m.role;
     ids.push(this.sp.imStart);
     enc(`${role}\n`);
@@ -83,14 +92,14 @@ export class ChatMlTemplate implements ChatTemplate {
 
   /** Ids a model would generate for this assistant reply: its body, then `<|im_end|>`. */
   renderReply(parts: readonly MessagePart[]): number[] {
-    const ids: number[] = [];
+    const ids = new IdChunks();
     this.renderAssistantBody(parts, ids);
     ids.push(this.sp.imEnd);
-    return ids;
+    return ids.toArray();
   }
 
-  private renderAssistantBody(parts: readonly MessagePart[], ids: number[]): void {
-    const enc = (t: string) => ids.push(...this.tokenizer.encode(t));
+  private renderAssistantBody(parts: readonly MessagePart[], ids: IdChunks): void {
+    const enc = (t: string) => ids.add(this.tokenizer.encode(t));
     for (const part of parts) {
       if (part.type === 'thinking') { ids.push(this.sp.think); enc(`\n${part.text}\n`); ids.push(this.sp.thinkEnd); enc('\n\n'); }
     }
@@ -143,7 +152,7 @@ export class ChatMlTemplate implements ChatTemplate {
       end() {
         const tail = utf8.decode();
         const out: OutputEvent[] = tail ? [{ type: mode === 'thinking' ? 'thinking' : 'text', text: tail }] : [];
-        if (mode === 'call') out.push(...flushCall(false));
+        if (mode === 'call') appendAll(out, flushCall(false));
         return out;
       },
     };
@@ -159,6 +168,9 @@ function toolCallJson(name: string, args: string): string {
 
 /** `{"name": ..., "arguments": {...}}` → name and JSON arguments, or undefined if malformed. */
 export function parseToolCall(raw: string): { name: string; arguments: string } | undefined {
+  // A model can write JSON nested deeper than JSON.stringify can recurse: that is a malformed
+  // call (it goes back as text), not an engine failure.
+  if (jsonNestingDepth(raw) > MAX_CALL_DEPTH) return undefined;
   let value: unknown;
   try { value = JSON.parse(raw.trim()); } catch { return undefined; }
   if (typeof value !== 'object' || value === null) return undefined;

@@ -3,6 +3,7 @@ import type { MessagePart } from '../contracts/messages';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { byteChatMl } from './byte-chatml';
 import { newToolCallId } from './chatml';
+import { appendAll } from '../util/append';
 
 /** One scripted assistant turn, or a fault to inject. */
 export interface ScriptedTurn {
@@ -68,7 +69,8 @@ export class ScriptedEngine implements Engine {
     if (turn.text) parts.push({ type: 'text', text: turn.text });
     for (const c of turn.toolCalls ?? []) parts.push({ type: 'tool_call', id: newToolCallId(), name: c.name, arguments: JSON.stringify(c.arguments) });
     const ids = this.chatTemplate.renderReply(parts);
-    if (turn.raw) ids.splice(ids.length - 1, 0, ...this.tokenizer.encode(turn.raw));
+    // Before the closing <|im_end|>; no spread: a long raw reply would overflow the argument list.
+    if (turn.raw) { const end = ids.pop()!; appendAll(ids, this.tokenizer.encode(turn.raw)).push(end); }
     return ids;
   }
 

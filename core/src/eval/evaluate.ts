@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
@@ -9,6 +9,7 @@ import type { Kernel } from '../kernel/kernel';
 import { ServingProxy, type ProxyOptions } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RolloutJob, type RolloutReport } from '../rollout/runner';
+import { countStart } from '../util/starts';
 import { oracleOf } from './oracle';
 
 /** One row of an evaluation: a harness × category (or `all`). */
@@ -48,6 +49,8 @@ export interface EvalOptions {
   /** Ceiling of generated tokens per call (scripted oracles writing whole files need more than a model). */
   maxTokens?: number;
   kernel?: Kernel;
+  /** Stops the evaluation: no new rollouts, running ones cancelled, no eval.json written. */
+  signal?: AbortSignal;
   /** Where the calls are recorded (default: a CallStore in `<runDir>/calls`); a run passes its scope's. */
   store?: RecordStore;
   /** The config's proxy settings (a fixed port stays the run's own proxy's). */
@@ -100,12 +103,16 @@ export function oracleFor(harness: Harness, turns: readonly OracleTurn[]): Oracl
  * `<runDir>/eval.json`.
  */
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
+  await mkdir(o.runDir, { recursive: true });
+  const attempt = await countStart(o.runDir, 'attempts');
   const taskByRollout = new Map<string, { task: Task; harness: Harness }>();
   const jobs: RolloutJob[] = [];
   o.harnesses.forEach(({ harness, options }) => {
     o.tasks.forEach((task, t) => {
       for (let s = 0; s < o.k; s++) {
-        const rolloutId = `eval-${harness.name}-${t}-${s}`;
+        // An evaluation restarted after a kill uses fresh ids: the killed attempt's call files
+        // stay as they were, and no session appends into another's (call indices 0,1,0,1,2).
+        const rolloutId = `eval-${harness.name}-${t}-${s}${attempt > 1 ? `-a${attempt}` : ''}`;
         taskByRollout.set(rolloutId, { task, harness });
         jobs.push({ rolloutId, step: 0, task, harness, harnessOptions: options ?? {} });
       }
@@ -122,22 +129,24 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     }
     engine = o.engine((id) => { const j = taskByRollout.get(id); return j && ready.get(j.task)?.get(j.harness); });
   } else engine = o.engine;
-  await mkdir(o.runDir, { recursive: true });
   const proxy = new ServingProxy({ ...o.proxy, engine, store: o.store ?? new CallStore(join(o.runDir, 'calls')), runId: o.runId, maxTokens: o.maxTokens, onRecord: o.kernel ? (r) => o.kernel!.hooks.onModelCall.promise(r) : undefined });
-  await proxy.start();
   const socketPath = join(o.runDir, 'proxy.sock');
-  await proxy.listenUnix(socketPath);
+  // Started inside the try: a proxy that fails to listen is still stopped, and the process can exit.
   try {
+    await proxy.start();
+    // A socket file left by a killed evaluation of this directory refuses listen (EADDRINUSE).
+    await rm(socketPath, { force: true });
+    await proxy.listenUnix(socketPath);
     let done = 0;
     const runner = new RolloutRunner({
       runId: o.runId, proxy, socketPath, sandboxes: o.sandboxes, kernel: o.kernel, concurrency: o.concurrency,
       timeoutMs: o.timeoutMs, infraRetries: o.infraRetries, readOnlyPaths: o.readOnlyPaths,
       onProgress: (e) => { if (e.kind === 'done' && e.report) o.onProgress?.(++done, jobs.length, e.report); },
     });
-    const reports = await runner.run(jobs);
+    const reports = await runner.run(jobs, o.signal);
     const categories = new Map(o.tasks.map((t) => [t.id, t.category]));
     const rows = summarize(reports, (id) => categories.get(id) ?? '?', o.k);
-    await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map(evalRollout) }, null, 2)}\n`);
+    if (!o.signal?.aborted) await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map(evalRollout) }, null, 2)}\n`);
     return { k: o.k, rows, reports };
   } finally {
     await proxy.stop();

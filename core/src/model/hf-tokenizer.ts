@@ -5,6 +5,7 @@ import type { Tokenizer as HfLibTokenizerType } from '@huggingface/tokenizers' w
 const { Tokenizer: HfLibTokenizer } = require('@huggingface/tokenizers') as { Tokenizer: typeof HfLibTokenizerType };
 type HfLibTokenizer = HfLibTokenizerType;
 import type { Tokenizer } from '../contracts/engine';
+import { appendAll } from '../util/append';
 
 interface AddedToken { id: number; content: string; special?: boolean }
 
@@ -70,11 +71,12 @@ export class HfTokenizer implements Tokenizer {
     if (!this.controlRe) return this.encode(text);
     let last = 0;
     for (const m of text.matchAll(this.controlRe)) {
-      if (m.index > last) out.push(...this.encode(text.slice(last, m.index)));
+      // appendAll, not push(...): a large tool result is more ids than a call can take as arguments.
+      if (m.index > last) appendAll(out, this.encode(text.slice(last, m.index)));
       out.push(this.control.get(m[0])!);
       last = m.index + m[0].length;
     }
-    if (last < text.length) out.push(...this.encode(text.slice(last)));
+    if (last < text.length) appendAll(out, this.encode(text.slice(last)));
     return out;
   }
 

@@ -69,7 +69,7 @@ describe('proxy faults', () => {
     const third = await post('fail-before-3', body(false));
     expect(third.status).toBe(400);
     expect(third.text).toContain('marked as an infrastructure failure');
-    expect(await p.proxy.closeSession('fail-before-3')).toEqual({ calls: 2, infraFailure: 'GPU fell over' });
+    expect(await p.proxy.closeSession('fail-before-3')).toEqual({ calls: 2, infraFailure: 'GPU fell over', refused: expect.stringMatching(/^400: the engine or proxy failed 2 times in a row/) });
   });
 
   it('client disconnect mid-stream: the engine is stopped, the call recorded as aborted, the server stays up', async () => {
@@ -130,4 +130,38 @@ describe('proxy faults', () => {
       await q.close();
     }
   });
+});
+
+describe('proxy failures before generation', () => {
+  it('an exception while rendering is a 500 that sets the infra flag and counts toward maxConsecutiveFailures', async () => {
+    const q = await startScriptedProxy(() => ({ text: 'fine' }), { maxConsecutiveFailures: 2 });
+    try {
+      q.engine.chatTemplate.render = () => { throw new RangeError('Maximum call stack size exceeded'); };
+      const s = q.proxy.openSession('render-bug');
+      const send = () => fetch(`${s.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': s.apiKey }, body: body(false) }).then((r) => r.status);
+      expect([await send(), await send(), await send()]).toEqual([500, 500, 400]);
+      expect(await q.proxy.closeSession('render-bug')).toMatchObject({ infraFailure: 'the proxy failed a request: 500: Maximum call stack size exceeded' });
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('a request with a wrong key is not charged to the session it names', async () => {
+    const s = p.proxy.openSession('victim-1');
+    await fetch(`${s.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'someone-else' }, body: '{' });
+    expect(await p.proxy.closeSession('victim-1')).toEqual({ calls: 0, infraFailure: undefined });
+  });
+});
+
+describe('oversized bodies', () => {
+  it('a client still sending a body over the limit reads the 413, declared or chunked, on a closing connection', async () => {
+    const s = p.proxy.openSession('oversized-1');
+    const body = JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'x'.repeat(4 * 1024 * 1024) }] });
+    const post = (chunked: boolean) => new Promise<number>((done) => {
+      const req = request(`${s.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${s.apiKey}`, connection: 'close', ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': Buffer.byteLength(body) }) } }, (res) => { res.resume(); res.on('end', () => done(res.statusCode ?? 0)); });
+      req.on('error', () => done(0)); // a reset: the client never saw the answer
+      if (chunked) { for (let i = 0; i < body.length; i += 256 * 1024) req.write(body.slice(i, i + 256 * 1024)); req.end(); } else req.end(body);
+    });
+    for (let i = 0; i < 5; i++) expect([await post(false), await post(true)]).toEqual([413, 413]);
+  }, 60_000);
 });

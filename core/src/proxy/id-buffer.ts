@@ -15,7 +15,9 @@ export class IdBuffer {
   }
 
   static of(...parts: ArrayLike<number>[]): IdBuffer {
-    const b = new IdBuffer(Math.max(1024, parts.reduce((n, p) => n + p.length, 0) * 2));
+    const n = parts.reduce((sum, p) => sum + p.length, 0);
+    // Room for the conversation to grow by half again before regrowing, not twice its size (a 30 MB prompt).
+    const b = new IdBuffer(Math.max(1024, n + Math.ceil(n / 2)));
     for (const p of parts) b.append(p);
     return b;
   }

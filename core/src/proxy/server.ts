@@ -8,6 +8,8 @@ import { messageOf } from '../errors';
 import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
+import { checkArgumentsDepth, checkJsonDepth } from './json-depth';
+import { validateSampling } from './sampling';
 import { checkSchema, classifyCall, withSchemaInstruction } from './request-features';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
 import { anthropicMessages, parseCountTokens } from './wire/anthropic';
@@ -66,18 +68,38 @@ function presentedKey(req: IncomingMessage): string | undefined {
   return auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
 }
 
+/** How long an oversized body is read (and dropped) so that the client, still sending it, can read the 413. */
+const DRAIN_MS = 10_000;
+
+/**
+ * Refuse an oversized body only once the client has finished sending it (its bytes are read and
+ * dropped, nothing is kept): answered at once, the connection closes under a client still
+ * writing, which then sees a reset instead of the 413. A client that never finishes gets the
+ * answer after {@link DRAIN_MS}.
+ */
+function refuseAfterDrain(req: IncomingMessage, err: WireError, reject: (e: WireError) => void): void {
+  const timer = setTimeout(() => reject(err), DRAIN_MS);
+  const done = () => { clearTimeout(timer); reject(err); };
+  req.removeAllListeners('data');
+  req.on('data', () => undefined);
+  req.once('end', done);
+  req.once('error', done);
+  req.resume();
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) { reject(new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`)); return; }
+    if (declared > limit) { refuseAfterDrain(req, new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`), reject); return; }
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > limit) { reject(new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`)); req.resume(); return; }
+      if (size > limit) { refused = true; chunks.length = 0; refuseAfterDrain(req, new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`), reject); return; }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => { if (!refused) resolve(Buffer.concat(chunks)); });
     req.on('error', reject);
   });
 }
@@ -157,15 +179,17 @@ export class ServingProxy {
   }
 
   /** Close a session once its in-flight calls are recorded; returns its infra failure, if any. */
-  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string }> {
+  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string }> {
     const s = await this.sessions.close(rolloutId);
     await this.o.store.close(rolloutId);
-    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure };
+    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://proxy');
     let adapter = adapterFor(url.pathname, req);
+    // The session whose key this request presented: from then on a refusal or a failure is that rollout's.
+    let authenticated: SessionState | undefined;
     try {
       const m = /^\/s\/([^/]+)(\/.*)?$/.exec(url.pathname);
       const rest = m?.[2] ?? '/';
@@ -179,6 +203,7 @@ export class ServingProxy {
       if (!session) throw new WireError(404, 'not_found', `unknown session "${m[1]}"`);
       if (session.closed) throw new WireError(410, 'gone', `session "${m[1]}" is closed`);
       if (!keyMatches(presentedKey(req), session.key)) throw new WireError(401, 'authentication', 'invalid or missing API key for this session');
+      authenticated = session;
 
       if (req.method === 'GET' && rest === '/v1/models') {
         this.sendJson(res, 200, this.models(req));
@@ -194,21 +219,40 @@ export class ServingProxy {
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
       adapter = route;
       const parsed = adapter.parse(await this.readJson(req));
+      checkArgumentsDepth(parsed.conversation);
+      validateSampling(parsed, adapter.format);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
-        throw new WireError(400, 'invalid_request', `the engine failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
+        throw new WireError(400, 'invalid_request', `the engine or proxy failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
       }
       const done = this.generate(session, adapter, parsed, req, res);
       session.inFlight.add(done);
       try { await done; } finally { session.inFlight.delete(done); }
     } catch (err) {
+      if (authenticated) this.account(authenticated, err);
       this.sendError(res, adapter, err);
     }
   }
 
+  /**
+   * Charge an error raised outside generation to its session. The proxy's own failures (5xx:
+   * an exception while parsing, rendering or recording) count like engine failures: they set
+   * the infra flag and count toward `maxConsecutiveFailures`. A refusal (4xx) is remembered,
+   * so that a harness which dies of it is an infra failure, never a reward-0 rollout.
+   */
+  private account(session: SessionState, err: unknown): void {
+    const status = err instanceof WireError ? err.status || STATUS[err.kind] : 500;
+    const message = `${status}: ${messageOf(err)}`;
+    if (status >= 500) {
+      session.consecutiveFailures++;
+      session.infraFailure ??= `the proxy failed a request: ${message}`;
+    } else session.refused ??= message;
+  }
+
   private async readJson(req: IncomingMessage): Promise<unknown> {
-    const body = await readBody(req, this.o.maxBodyBytes);
+    const text = (await readBody(req, this.o.maxBodyBytes)).toString('utf8');
+    checkJsonDepth(text, 'request body');
     try {
-      return JSON.parse(body.toString('utf8'));
+      return JSON.parse(text);
     } catch (err) {
       throw new WireError(400, 'invalid_request', `request body is not valid JSON: ${messageOf(err)}`);
     }

@@ -1,3 +1,4 @@
+import { ClawGymError, ErrorCodes } from '../errors';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ChatTemplate } from '../contracts/engine';
 import type { CallRequestInfo } from '../contracts/harness';
@@ -16,6 +17,12 @@ export interface SessionState {
   consecutiveFailures: number;
   /** Set on the first engine or proxy failure: the runner treats the rollout as an infra failure. */
   infraFailure?: string;
+  /**
+   * The first request of this session (key accepted) that the proxy refused with a 4xx. A
+   * harness that then fails failed because of us, not because of the policy: the runner
+   * treats it as an infra failure too; one that recovers is scored as usual.
+   */
+  refused?: string;
   /** Requests being answered, so closing can wait for their records. */
   inFlight: Set<Promise<void>>;
   /** The harness's call classifier, when it has one. */
@@ -39,8 +46,8 @@ export class Sessions {
   constructor(private readonly template: ChatTemplate) {}
 
   open(rolloutId: string, classify?: SessionState['classify']): SessionState {
-    if (!/^[\w.-]{1,128}$/.test(rolloutId)) throw new Error(`invalid rollout id "${rolloutId}": use letters, digits, ".", "-", "_"`);
-    if (this.byId.has(rolloutId)) throw new Error(`a session for rollout "${rolloutId}" already exists`);
+    if (!/^[\w.-]{1,128}$/.test(rolloutId)) throw new ClawGymError(ErrorCodes.ROLLOUT_ID_INVALID, `invalid rollout id "${rolloutId}": use letters, digits, ".", "-", "_"`);
+    if (this.byId.has(rolloutId)) throw new ClawGymError(ErrorCodes.SESSION_EXISTS, `a session for rollout "${rolloutId}" already exists`, { hint: 'each rollout (and each retry of one) needs its own id' });
     const state: SessionState = {
       rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template),
       nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(),

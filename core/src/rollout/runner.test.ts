@@ -31,6 +31,18 @@ const agent = processHarness('agent', `(async () => { ${CALL}
   for (const c of msg.tool_calls ?? []) { const a = JSON.parse(c.function.arguments); require('fs').writeFileSync(a.path, a.content); }
   process.exit(0); })()`);
 const crasher = processHarness('crasher', `(async () => { ${CALL} process.exit(3); })()`);
+// Sends one request the proxy refuses (content: a 200-level nested tool schema), then exits 1 as a harness does on an API error.
+const REFUSED = `const r = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
+  headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' },
+  body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: process.env.CONTENT }], tools: [{ type: 'function', function: { name: 't', parameters: JSON.parse('{"a":'.repeat(200) + '1' + '}'.repeat(200)) } }] }) });`;
+const refusedThenDies = processHarness('refused', `(async () => { ${REFUSED} process.exit(r.ok ? 0 : 1); })()`);
+const refusedThenRecovers = processHarness('recovers', `(async () => { { ${REFUSED} if (r.ok) process.exit(5); } ${CALL}
+  for (const c of msg.tool_calls ?? []) { const a = JSON.parse(c.function.arguments); require('fs').writeFileSync(a.path, a.content); }
+  process.exit(0); })()`);
+// The proxy itself fails (a template that throws while rendering): a 500 before generation, then the harness exits 1.
+const proxyFails = processHarness('proxy-fails', `(async () => { const r = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
+  headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'EXPLODE' }] }) });
+  process.exit(r.status === 500 ? 1 : 0); })()`);
 const hanger = processHarness('hanger', `(async () => { ${CALL} setInterval(() => {}, 1000); })()`);
 
 const writeTask = (id: string, opts: Partial<Task> = {}): Task => ({
@@ -55,6 +67,12 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
   let socketPath = '';
   beforeAll(async () => {
     p = await startScriptedProxy(script);
+    // A rendering bug, standing for any exception the proxy raises before generation.
+    const render = p.engine.chatTemplate.render.bind(p.engine.chatTemplate);
+    p.engine.chatTemplate.render = (c) => {
+      if (JSON.stringify(c.messages).includes('EXPLODE')) throw new RangeError('Maximum call stack size exceeded');
+      return render(c);
+    };
     socketPath = join(mkdtempSync(join(tmpdir(), 'runner-sock-')), 'proxy.sock');
     await p.proxy.listenUnix(socketPath);
   });
@@ -96,6 +114,20 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     expect(Date.now() - started).toBeLessThan(20_000);
     // Every attempt's calls were recorded under its own session.
     expect((await p.proxy.records('ok-1'))).toHaveLength(1);
+  }, 60_000);
+
+  it('a harness that fails after the proxy refused or failed its request is an infra failure; one that recovers is scored', async () => {
+    const jobs: RolloutJob[] = [
+      { rolloutId: 'refused-1', step: 1, task: writeTask('r1'), harness: refusedThenDies },
+      { rolloutId: 'recovers-1', step: 1, task: writeTask('r2'), harness: refusedThenRecovers },
+      { rolloutId: 'proxy-fails-1', step: 1, task: writeTask('r3'), harness: proxyFails },
+    ];
+    const by = Object.fromEntries((await runner(undefined, { infraRetries: 0 }).run(jobs)).map((r) => [r.rolloutId, r]));
+    expect(by['refused-1']).toMatchObject({ outcome: 'infra-error', details: 'the harness failed (exit 1) after the proxy refused its request: 400: request body nests 204 levels deep; the limit is 128' });
+    expect(by['refused-1']!.reward).toBeNaN();
+    expect({ outcome: by['recovers-1']!.outcome, details: by['recovers-1']!.details }).toEqual({ outcome: 'ok', details: 'out.txt correct' });
+    expect(by['proxy-fails-1']).toMatchObject({ outcome: 'infra-error' });
+    expect(by['proxy-fails-1']!.details).toBe('engine or proxy failed: the proxy failed a request: 500: Maximum call stack size exceeded');
   }, 60_000);
 
   it('stops on cancel: running harnesses are killed, sandboxes destroyed, nothing new starts', async () => {

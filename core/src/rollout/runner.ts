@@ -158,6 +158,8 @@ export class RolloutRunner {
       records = await this.o.proxy.records(sessionId);
       if (signal?.aborted) throw new InfraError('cancelled');
       if (closed.infraFailure) throw new InfraError(`engine or proxy failed: ${closed.infraFailure}`);
+      // A harness that fails after the proxy refused one of its requests failed because of us.
+      if (closed.refused && !result.timedOut && result.exitCode !== 0) throw new InfraError(`the harness failed (exit ${result.exitCode}) after the proxy refused its request: ${closed.refused}`);
       if (!result.timedOut && records.length === 0) throw new InfraError(`missing records: the harness made no model call (exit ${result.exitCode}): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);
       outcome = result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'harness-error';
       verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError(`verifier failed: ${messageOf(err)}`); });

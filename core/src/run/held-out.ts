@@ -11,9 +11,10 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
  * Held-out evaluation inside a run, at `step`: every test task through the evaluation harnesses
  * as real rollouts with the kernel's hooks (`beforeRollout`, `onModelCall`, `afterRollout`), in
  * a scope of its own (`<runDir>/eval/step-N`, its own call store). Returns the metrics event:
- * Pass@1 per harness × category and overall.
+ * Pass@1 per harness × category and overall; nothing when `signal` interrupted it (an
+ * interrupted evaluation is not one: a resumed run evaluates that step again).
  */
-export async function heldOutEval(s: RunServices, o: { name: string; runDir: string; step: number; progress: ProgressTracker }): Promise<{ event: MetricsEvent; text: string }> {
+export async function heldOutEval(s: RunServices, o: { name: string; runDir: string; step: number; progress: ProgressTracker; signal?: AbortSignal }): Promise<{ event: MetricsEvent; text: string } | undefined> {
   const { config } = s.kernel;
   const dir = join(o.runDir, 'eval', `step-${o.step}`);
   const runId = `${o.name}-eval`;
@@ -22,8 +23,9 @@ export async function heldOutEval(s: RunServices, o: { name: string; runDir: str
     onProgress: (done, total) => o.progress.update({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
     runId, runDir: dir, tasks: s.tasks.test, harnesses: s.evalHarnesses, engine: s.engine!, sandboxes: s.sandboxes, k: 1,
     concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
-    kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
+    kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes }, signal: o.signal,
   });
+  if (o.signal?.aborted) return undefined;
   const values: Record<string, number> = {};
   for (const r of report.rows) values[`pass1/${r.harness}/${r.category}`] = r.pass1;
   values.pass1 = mean(report.rows.filter((r) => r.category === 'all').map((r) => r.pass1));

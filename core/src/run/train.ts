@@ -82,23 +82,26 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
   const heldOut = async (step: number) => {
     if (evaluated.has(step)) return;
-    const { event, text } = await heldOutEval(s, { name, runDir, step, progress });
-    await emit(event, text);
+    const done = await heldOutEval(s, { name, runDir, step, progress, signal: o.signal });
+    // An interrupted evaluation is not an evaluation: no event, so --resume runs it again (under fresh ids).
+    if (!done) return;
+    await emit(done.event, done.text);
     evaluated.add(step);
   };
 
   const proxy = s.container.resolve(Tokens.Proxy);
   const runner = s.container.resolve(Tokens.Runner);
-  await proxy.start();
   const socketPath = s.container.resolve(Tokens.ProxySocket);
-  await rm(socketPath, { force: true });
-  await proxy.listenUnix(socketPath);
 
-  await kernel.hooks.runStart.promise({ runId: name, runDir });
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses };
   let asyncLoop: AsyncLoop | undefined;
   try {
+    // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
+    await proxy.start();
+    await rm(socketPath, { force: true });
+    await proxy.listenUnix(socketPath);
+    await kernel.hooks.runStart.promise({ runId: name, runDir });
     if (state.state.step === 0) await heldOut(0);
     if (config.run.async && state.state.step < config.run.steps) {
       asyncLoop = new AsyncLoop(services, state, config.run.async.maxStaleness);
@@ -129,6 +132,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     await asyncLoop?.stop(); // rollouts beyond the last step are not trained: cancel them
     asyncLoop = undefined;
     if (status === 'completed' && state.state.step === config.run.steps) await heldOut(state.state.step);
+    if (o.signal?.aborted) status = 'cancelled';
   } catch (err) {
     status = 'failed';
     throw err;

@@ -83,7 +83,7 @@ const path = require('path');
 const [dist, root, mode, socketPath] = process.argv.slice(2);
 const { localSandboxProvider } = require(dist);
 (async () => {
-  const p = localSandboxProvider({ root, forceFallback: mode === 'fallback', log: () => {} });
+  const p = localSandboxProvider({ root, forceFallback: mode === 'fallback', allowUnisolated: true, log: () => {} });
   const sb = await p.create({ runId: 'killed', rolloutId: 'r1', limits: {}, modelEndpoint: { socketPath, url: 'http://unused' } });
   void sb.exec(['sh', '-c', 'echo up > started; exec sleep 1000']);
   while (!fs.existsSync(path.join(sb.workspaceHostPath, 'started'))) await new Promise((r) => setTimeout(r, 20));
@@ -118,7 +118,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), `clawgym-local-${mode}-`));
     logged = [];
-    provider = localSandboxProvider({ root, forceFallback: fallback, log: (m) => logged.push(m) });
+    provider = localSandboxProvider({ root, forceFallback: fallback, allowUnisolated: true, log: (m) => logged.push(m) });
     proxy = await startScriptedProxy(() => ({ text: REPLY }));
     socketPath = join(mkdtempSync(join(tmpdir(), 'clawgym-sock-')), 'proxy.sock');
     await proxy.proxy.listenUnix(socketPath);
@@ -420,7 +420,7 @@ describe('local sandbox: rlimits only (cgroups off)', () => {
   let sock: Server;
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'clawgym-local-rlimit-'));
-    provider = localSandboxProvider({ root, cgroups: false, log: () => undefined });
+    provider = localSandboxProvider({ root, cgroups: false, allowUnisolated: true, log: () => undefined });
     socketPath = join(root, 's.sock');
     sock = createServer((c) => { c.on('error', () => undefined); c.end(); });
     await new Promise<void>((r) => sock.listen(socketPath, () => r()));

@@ -21,6 +21,8 @@ import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, SandboxProvider, SandboxSpec, SweepReport } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
 import { netnsAvailable, SANDBOX_PROXY_PORT } from './netns';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { ownerAlive, startTimeOf } from './owner';
 import { startProcess, warmSpawner } from './spawner';
 
 /** The workspace as processes in a bubblewrap sandbox see it. */
@@ -53,6 +55,13 @@ export interface LocalSandboxOptions {
   log?: (msg: string) => void;
   /** Enforce limits with cgroups where this process can create them (default true); false: rlimits only. */
   cgroups?: boolean;
+  /**
+   * Run sandboxes as plain processes where bubblewrap is missing (default false: refused). They
+   * then share the host's filesystem — a sandboxed command can read and write whatever this
+   * user can, other sandboxes' workspaces included — though, as root, each still gets its own
+   * pid namespace, /proc and network.
+   */
+  allowUnisolated?: boolean;
 }
 
 /** How each limit is enforced here, in words (`not enforced: <why>` when it is not). */
@@ -250,13 +259,6 @@ async function killMarked(match: (value: string, env: string[]) => boolean): Pro
   return [...new Set(killed)];
 }
 
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch { return undefined; }
-}
-
 interface OwnerFile {
   pid: number;
   pidStart?: string;
@@ -266,12 +268,6 @@ interface OwnerFile {
   created: string;
   mode: 'bubblewrap' | 'fallback';
   cgroups: string[];
-}
-
-function ownerAlive(o: OwnerFile): boolean {
-  if (o.pid === process.pid) return true;
-  const start = startTimeOf(o.pid);
-  return start !== undefined && (o.pidStart === undefined || start === o.pidStart);
 }
 
 /** rm -rf that also copes with folders a sandboxed process made read-only. */
@@ -388,7 +384,7 @@ function fallbackWarning(m: Machine): string {
 
 /** Check an id used as a folder name. */
 function checkId(kind: string, id: string): void {
-  if (!ID_PATTERN.test(id) || id.includes('..')) throw new Error(`sandbox ${kind} ${JSON.stringify(id)} must match ${ID_PATTERN} (it names a folder)`);
+  if (!ID_PATTERN.test(id) || id.includes('..')) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `sandbox ${kind} ${JSON.stringify(id)} must match ${ID_PATTERN} (it names a folder)`);
 }
 
 /**
@@ -412,6 +408,11 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     async create(spec) {
       refuseEnvironment(spec, 'local');
       const m = await getMachine();
+      if (m.mode === 'fallback' && !options.allowUnisolated) {
+        throw new ClawGymError(ErrorCodes.SANDBOX_UNISOLATED, `the local sandbox cannot isolate files here (${m.whyFallback}): a sandboxed harness could read and write the host's files and other sandboxes' workspaces`, {
+          hint: 'Install bubblewrap (apt-get install bubblewrap; dnf install bubblewrap; pacman -S bubblewrap), use the docker sandbox, or accept plain processes with sandbox: { use: \'local\', options: { allowUnisolated: true } }.',
+        });
+      }
       if (!warned) {
         warned = true;
         if (m.mode === 'fallback') log(fallbackWarning(m));
@@ -465,10 +466,10 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
   const socketPath = spec.modelEndpoint.socketPath;
   const isolatedNet = bwrap || m.netns.ok;
   if (isolatedNet && !socketPath) {
-    throw new Error('the local sandbox isolates the network and reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required (ServingProxy.listenUnix)');
+    throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the local sandbox isolates the network and reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
   }
-  if (isolatedNet && !existsSync(NETNS_RUN)) throw new Error(`${NETNS_RUN} is missing: run npm run build`);
-  for (const p of spec.readOnlyPaths ?? []) if (!isAbsolute(p)) throw new Error(`readOnlyPaths must be absolute: ${p}`);
+  if (isolatedNet && !existsSync(NETNS_RUN)) throw new ClawGymError(ErrorCodes.NOT_BUILT, `${NETNS_RUN} is missing`, { hint: 'run npm run build' });
+  for (const p of spec.readOnlyPaths ?? []) if (!isAbsolute(p)) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `readOnlyPaths must be absolute: ${p}`);
 
   const runDir = join(root, spec.runId);
   const dir = join(runDir, spec.rolloutId);
@@ -476,7 +477,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     await mkdir(runDir, { recursive: true, mode: 0o755 });
     try { await mkdir(dir, { mode: 0o755 }); break; } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') throw new Error(`sandbox ${spec.runId}/${spec.rolloutId} already exists (${dir}); destroy it or sweep('${spec.runId}')`);
+      if (code === 'EEXIST') throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `sandbox ${spec.runId}/${spec.rolloutId} already exists (${dir})`, { hint: `destroy it, or sweep('${spec.runId}') (clawgym gc)` });
       if (code !== 'ENOENT' || attempt >= 3) throw e; // ENOENT: a sibling's destroy() removed the empty run folder meanwhile
     }
   }
@@ -522,7 +523,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
   const toHost = (p: string): string => {
     if (!isAbsolute(p)) {
       const rel = posix.normalize(p);
-      if (rel === '..' || rel.startsWith('../')) throw new Error(`sandbox path escapes the workspace: ${p}`);
+      if (rel === '..' || rel.startsWith('../')) throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path escapes the workspace: ${p}`);
       return join(workspace, rel);
     }
     const abs = posix.normalize(p);
@@ -530,7 +531,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
       if (abs === inside) return host;
       if (abs.startsWith(inside + '/')) return join(host, abs.slice(inside.length + 1));
     }
-    throw new Error(`sandbox path ${p} is outside the sandbox's workspace (${workspacePath}) and HOME (${homePath})`);
+    throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path ${p} is outside the sandbox's workspace (${workspacePath}) and HOME (${homePath})`);
   };
   const insideBases = (real: string) => realBases.some((b) => { const rel = relative(b, real); return rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel); });
   /** Refuse host paths that symlinks (made by sandboxed processes) lead out of the sandbox. */
@@ -538,7 +539,7 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
     let p = hostPath;
     while (!existsSync(p)) p = dirname(p);
     const real = await realpath(p);
-    if (!insideBases(real)) throw new Error(`sandbox path leads outside the sandbox (through a symlink): ${hostPath} -> ${real}`);
+    if (!insideBases(real)) throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path leads outside the sandbox (through a symlink): ${hostPath} -> ${real}`);
   };
   const prepareTarget = async (hostPath: string) => {
     await checkReal(dirname(hostPath));
@@ -588,13 +589,16 @@ async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: string): 
       args.push('--bind', socketPath!, SANDBOX_PROXY_SOCKET, '--remount-ro', '/');
       args.push('--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'clawgym');
       if (m.root) args.push('--cap-drop', 'ALL');
-      args.push('--clearenv');
-      for (const [k, v] of Object.entries(env)) if (k && !k.includes('=')) args.push('--setenv', k, v);
+      // The environment goes to bwrap as its own (spawned with exactly `env`, nothing of the
+      // runner's), never as --setenv arguments: a command line is world-readable (ps), and the
+      // env holds the session's API key.
       args.push('--chdir', cwd, '--', ...(forwarder ? [process.execPath, NETNS_RUN, SANDBOX_PROXY_SOCKET, String(SANDBOX_PROXY_PORT), cwd, '--'] : []), ...rlimitPrefix, ...argv);
       cmd = [m.bwrap!, ...args];
-      spawnEnv = markers;
+      spawnEnv = env;
     } else if (m.netns.ok) {
-      cmd = ['/usr/bin/unshare', '-n', '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
+      // Own network, and (as root) own pid namespace and /proc: no other sandbox's or the
+      // runner's processes to read the environment of (API keys) or to signal.
+      cmd = ['/usr/bin/unshare', '-n', ...(m.root ? ['--pid', '--fork', '--kill-child', '--mount-proc'] : []), '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
         ...(forwarder ? [process.execPath, NETNS_RUN, socketPath!, String(SANDBOX_PROXY_PORT), cwd, '--'] : []), ...rlimitPrefix, ...argv];
       spawnEnv = env;
       spawnCwd = cwd;

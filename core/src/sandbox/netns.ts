@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { ClawGymError, ErrorCodes } from '../errors';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
 
@@ -27,7 +28,7 @@ export function netnsAvailable(): { ok: boolean; reason?: string } {
 export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
   refuseEnvironment(spec, 'netns');
   const socketPath = spec.modelEndpoint.socketPath;
-  if (!socketPath) throw new Error('the netns sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required');
+  if (!socketPath) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the netns sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
   const root = await mkdtemp(join(tmpdir(), `clawgym-${spec.runId}-${spec.rolloutId}-`));
   const workspace = join(root, 'workspace');
   const home = join(root, 'home');
@@ -37,7 +38,8 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
 
   const exec = (argv: string[], o: ExecOptions = {}): Promise<ExecResult> => new Promise((done) => {
     const env = { PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, TMPDIR: join(home, 'tmp'), LANG: 'C.UTF-8', ...spec.env, ...o.env };
-    const child = spawn('/usr/bin/unshare', ['-n', '/bin/sh', '-c', 'ip link set lo up && exec "$0" "$@"',
+    // Own network, pid namespace and /proc: nothing outside to signal or read the environment of.
+    const child = spawn('/usr/bin/unshare', ['-n', '--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', 'ip link set lo up && exec "$0" "$@"',
       process.execPath, NETNS_RUN, socketPath, String(SANDBOX_PROXY_PORT), o.cwd ?? workspace, '--', ...argv], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
@@ -79,7 +81,7 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
 export function netnsSandboxProvider(): SandboxProvider {
   return {
     name: 'netns',
-    describeIsolation: async () => 'network namespace with only loopback (proxy via a Unix socket); files NOT isolated',
+    describeIsolation: async () => 'network and pid namespaces (only loopback; proxy via a Unix socket; own /proc); files NOT isolated',
     create: createNetnsSandbox,
     sweep: async () => ({ removed: [] }),
   };

@@ -19,3 +19,4 @@ export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type Captu
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';
+export { describeSandboxConformance, openEscapeLab, commandLinesHolding, ESCAPES, type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab } from './sandbox-conformance';

@@ -204,7 +204,7 @@ export class TinkerServer {
     this.queue = this.queue.then(async () => {
       try {
         // A request for a model that was retired meanwhile fails as SkyRL's stale ones do.
-        if (type !== 'create_model' && this.model?.id !== model) throw new Error(`Model ${model} not loaded (likely stale request from previous server)`);
+        if (type !== 'create_model' && this.model?.id !== model) throw new ClawGymError(ErrorCodes.TRAINER_MODEL_STALE, `Model ${model} not loaded (likely stale request from previous server)`);
         f.result = await run();
       } catch (e) {
         f.error = messageOf(e);

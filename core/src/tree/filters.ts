@@ -1,4 +1,5 @@
 import type { RolloutTree, TreeNode } from '../contracts/tree';
+import { appendAll } from '../util/append';
 import { auxiliaryNodeIds } from './trainable';
 
 /** Settings of the built-in filters (the config's `tree` section). */
@@ -44,12 +45,12 @@ export function removeDeadLeaves(tree: RolloutTree): number {
     while (stack.length) {
       const n = tree.nodes[stack.pop()!]!;
       if (n.kind === 'generated' && !n.removedBy) { n.removedBy = 'dead-leaf'; removed += n.tokens.length; }
-      stack.push(...kids[n.id]!);
+      appendAll(stack, kids[n.id]!);
     }
   };
   for (const k of kids) {
     if (k.length < 2) continue;
-    const latest = Math.max(...k.map((c) => maxCall[c]!));
+    const latest = k.reduce((m, c) => Math.max(m, maxCall[c]!), -Infinity);
     for (const c of k) if (minGen[c] === maxGen[c] && maxCall[c] === maxGen[c] && maxCall[c]! < latest) mark(c);
   }
   return removed;

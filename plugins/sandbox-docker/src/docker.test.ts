@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -238,28 +239,39 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     expect(await count()).toBe(0);
   }, 60_000);
 
-  it('sweep removes the containers and folders a crashed run left, and only that run\'s', async () => {
+  it('sweep (as clawgym gc: every run) removes what a killed runner left, and nothing of a live run beside it', async () => {
     const crashed = `${runId}-crashed`;
-    const other = `${runId}-other`;
+    const live = `${runId}-live`;
+    // A runner in another process makes two sandboxes (one with a process running inside), then is killed -9.
+    const code = `const { DockerSandboxProvider } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'provider.js'))});
+      (async () => { const p = new DockerSandboxProvider({ socketPath: process.argv[1], image: process.argv[2], warmPool: 0 });
+        const spec = (r) => ({ runId: process.argv[3], rolloutId: r, limits: {}, modelEndpoint: { socketPath: process.argv[4], url: 'http://127.0.0.1:9' } });
+        const a = await p.create(spec('a')); await p.create(spec('b'));
+        await a.exec(['sh', '-c', 'sleep 600 >/dev/null 2>&1 &']);
+        process.stdout.write('READY\\n'); setInterval(() => {}, 1000); })().catch((e) => { console.error(e); process.exit(1); });`;
+    const runner = spawn(process.execPath, ['-e', code, dockerd.socketPath, image, crashed, socketPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((ok, fail) => { runner.stdout.on('data', (d: Buffer) => { if (d.toString().includes('READY')) ok(); }); runner.on('exit', () => fail(new Error('the runner exited early'))); });
+    runner.kill('SIGKILL');
+    await new Promise((r) => runner.on('exit', r));
     // No warm spares here: the test counts containers.
     const provider = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 0 });
-    const left = [await provider.create(spec('a', {}, crashed)), await provider.create(spec('b', {}, crashed))];
-    await left[0]!.exec(['sh', '-c', 'sleep 600 >/dev/null 2>&1 &']); // something still running inside
-    await provider.docker.getContainer(left[1]!.id).pause(); // frozen by a destroy whose removal a crash cut short
-    const keep = await provider.create(spec('c', {}, other));
+    const keep = await provider.create(spec('c', {}, live)); // this process is alive: its run must survive
     try {
-      const report = await provider.sweep(crashed);
-      expect(report.removed.filter((r) => r.startsWith('container'))).toHaveLength(2);
+      const report = await provider.sweep();
+      // Both of the killed runner's sandboxes (and any spare it had started), all of its run.
+      const containers = report.removed.filter((r) => r.startsWith('container'));
+      expect(containers.length).toBeGreaterThanOrEqual(2);
+      expect(containers.every((r) => r.includes(`-${crashed}-`))).toBe(true);
       const remaining = await provider.docker.listContainers({ all: true, filters: { label: [LABEL_RUN] } });
       // (Other tests' providers keep warm spares of their own run.)
-      expect(remaining.map((c) => c.Labels[LABEL_RUN]).filter((r) => r === crashed || r === other)).toEqual([other]);
-      for (const sb of left) expect(existsSync(sb.workspaceHostPath)).toBe(false);
+      expect(remaining.map((c) => c.Labels[LABEL_RUN]).filter((r) => r === crashed || r === live)).toEqual([live]);
       expect(existsSync(keep.workspaceHostPath)).toBe(true);
-      expect((await provider.sweep(crashed)).removed).toEqual([]);
+      expect((await keep.exec(['true'])).exitCode).toBe(0);
+      expect((await provider.sweep()).removed).toEqual([]);
     } finally {
       await keep.destroy();
     }
-  });
+  }, 120_000);
 
   it('describes its isolation in one line', async () => {
     const line = await provider.describeIsolation();

@@ -1,3 +1,4 @@
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -91,7 +92,7 @@ function unmountUnder(dir: string): void {
  */
 export async function startDockerd(options: StartDockerdOptions = {}): Promise<PrivateDockerd> {
   const missing = dockerdMissing();
-  if (missing) throw new Error(missing);
+  if (missing) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, missing);
   // Short paths: containerd's socket lives under the exec root and Unix socket paths are
   // limited to 108 bytes.
   const root = options.root ?? await mkdtemp(join(tmpdir(), 'cgd-'));
@@ -147,7 +148,7 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<P
     errors.push(`${driver}: ${exited ? 'dockerd exited' : 'no answer in time'}${tail ? ` (${tail})` : ''}`);
   }
   if (!options.root) await rm(root, { recursive: true, force: true });
-  throw new Error(`could not start a private dockerd: ${errors.join('; ')}`);
+  throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `could not start a private dockerd: ${errors.join('; ')}`, { hint: 'its log is in the folder named above' });
 }
 
 /**

@@ -5,7 +5,7 @@ import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec, SweepReport } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
 import { TaskImages, type TaskImage } from './task-image';
 import { WarmPool } from './warm-pool';
@@ -31,6 +31,8 @@ const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').start
 export const LABEL_RUN = 'clawgym.run';
 export const LABEL_ROLLOUT = 'clawgym.rollout';
 export const LABEL_ROOT = 'clawgym.root';
+/** The runner that made the container (pid, its start time, host): `sweep` leaves a live owner's containers alone. */
+export const LABEL_OWNER = 'clawgym.owner';
 const DIR_PREFIX = 'clawgym-docker-';
 const MARKER = '.clawgym-docker.json';
 
@@ -68,13 +70,13 @@ interface Started {
 export function dockerSocketPath(env: NodeJS.ProcessEnv = process.env): string {
   const host = env.DOCKER_HOST;
   if (host?.startsWith('unix://')) return host.slice('unix://'.length);
-  if (host) throw new Error(`DOCKER_HOST=${host} is not a unix:// socket: the docker sandbox bind-mounts host folders, so it needs a local daemon`);
+  if (host) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `DOCKER_HOST=${host} is not a unix:// socket: the docker sandbox bind-mounts host folders, so it needs a local daemon`, { hint: 'remote Docker hosts are designed, not built (docs/sandboxes.md)' });
   return '/var/run/docker.sock';
 }
 
 function parseUser(user: string): { uid: number; gid: number } {
   const m = /^(\d+)(?::(\d+))?$/.exec(user);
-  if (!m) throw new Error(`user must be a numeric uid[:gid], got "${user}"`);
+  if (!m) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `user must be a numeric uid[:gid], got "${user}"`);
   return { uid: Number(m[1]), gid: Number(m[2] ?? m[1]) };
 }
 
@@ -82,7 +84,7 @@ function parseUser(user: string): { uid: number; gid: number } {
 function netnsRunFiles(): string[] {
   const dir = join(dirname(require.resolve('@clawgym/core/package.json')), 'dist', 'sandbox');
   const files = ['netns-run.js', 'forwarder.js'].map((f) => join(dir, f));
-  for (const f of files) if (!existsSync(f)) throw new Error(`${f} is missing: run npm run build`);
+  for (const f of files) if (!existsSync(f)) throw new ClawGymError(ErrorCodes.NOT_BUILT, `${f} is missing`, { hint: 'run npm run build' });
   return files;
 }
 
@@ -172,7 +174,7 @@ class DockerSandbox implements Sandbox {
   }
 
   async exec(argv: string[], o: ExecOptions = {}): Promise<ExecResult> {
-    if (argv.length === 0) throw new Error('exec needs a command');
+    if (argv.length === 0) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'exec needs a command');
     // Files the host put in the workspace or HOME (the task's setup, before the first command)
     // become the container user's, once: walking the tree on every command cost time in
     // proportion to the workspace. Later host writes go through writeFile/copyIn, which chown.
@@ -312,7 +314,7 @@ class DockerSandbox implements Sandbox {
     }
     const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1"', 'sh', abs], { stdin: data, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-    if (r.exitCode !== 0) throw new Error(`writeFile ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+    if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `writeFile ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
   }
 
   async copyIn(hostPath: string, sandboxPath: string): Promise<void> {
@@ -331,9 +333,9 @@ class DockerSandbox implements Sandbox {
       const tar = await hostTar(['-C', staging, '-c', 'x']);
       const script = 'set -e; t=$(mktemp -d "$(dirname "$1")/.copyin.XXXXXX"); tar -x -f - -C "$t"; rm -rf "$1"; mv "$t/x" "$1"; rmdir "$t"';
       const mk = await this.run(['mkdir', '-p', posix.dirname(abs)], {});
-      if (mk.exitCode !== 0) throw new Error(`copyIn ${abs}: ${mk.stderr.toString().trim()}`);
+      if (mk.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `copyIn ${abs}: ${mk.stderr.toString().trim()}`);
       const r = await this.run(['sh', '-c', script, 'sh', abs], { stdin: tar, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-      if (r.exitCode !== 0) throw new Error(`copyIn ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+      if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `copyIn ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
@@ -348,7 +350,7 @@ class DockerSandbox implements Sandbox {
     // Through a link, or outside the mounts: read it inside (links resolve in the container).
     const abs = posix.resolve(this.workspacePath, sandboxPath);
     const r = await this.run(['sh', '-c', 'cd "$(dirname "$1")" && tar -c -h -f - "$(basename "$1")"', 'sh', abs], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-    if (r.exitCode !== 0) throw new Error(`copyOut ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+    if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `copyOut ${abs}: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
     const staging = await mkdtemp(join(tmpdir(), 'clawgym-copyout-'));
     try {
       await hostTar(['-C', staging, '-x', '--no-same-owner'], r.stdout);
@@ -435,9 +437,9 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const socketPath = spec.modelEndpoint.socketPath;
-    if (!socketPath) throw new Error('the docker sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required');
+    if (!socketPath) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the docker sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
     const sock = await stat(socketPath).catch(() => undefined);
-    if (!sock?.isSocket()) throw new Error(`${socketPath} is not a Unix socket (the proxy's listenUnix)`);
+    if (!sock?.isSocket()) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `${socketPath} is not a Unix socket (the proxy's listenUnix)`);
     // Connecting needs write permission on the socket; the container user is not its owner.
     if (sock.uid !== this.user.uid && (sock.mode & 0o006) !== 0o006) await chmod(socketPath, (sock.mode & 0o777) | 0o006);
     // A task with its own image: built (once per content hash) before anything else is made.
@@ -502,7 +504,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const workdir = taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
-      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, pid: process.pid }));
+      const owner = ownerStamp();
+      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, ...owner }));
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
       const opt = join(root, 'opt');
@@ -529,7 +532,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           WorkingDir: workdir,
           Hostname: 'sandbox',
           Env: Object.entries(baseEnv).map(([k, v]) => `${k}=${v}`),
-          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROOT]: root },
+          Labels: { [LABEL_RUN]: spec.runId, [LABEL_ROOT]: root, [LABEL_OWNER]: JSON.stringify(owner) },
           HostConfig: {
             NetworkMode: 'none',
             AutoRemove: false,
@@ -555,7 +558,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           },
         });
       } catch (err) {
-        if (statusOf(err) === 404) throw new Error(`image ${taskImage?.tag ?? this.image} not found: build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh`);
+        if (statusOf(err) === 404) throw new ClawGymError(ErrorCodes.SANDBOX_IMAGE_MISSING, `image ${taskImage?.tag ?? this.image} not found`, { hint: `build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh` });
         throw err;
       }
       try {
@@ -576,6 +579,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const removed: string[] = [];
     const containers = await this.docker.listContainers({ all: true, filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
     for (const c of containers) {
+      // Only what a dead runner left: a live run's containers are in use (gc beside a running run).
+      if (ownerAlive(parseOwner(c.Labels[LABEL_OWNER]))) continue;
       await removeContainer(this.docker.getContainer(c.Id));
       removed.push(`container ${c.Names[0]?.replace(/^\//, '') ?? c.Id}`);
       const root = c.Labels[LABEL_ROOT];
@@ -588,14 +593,20 @@ export class DockerSandboxProvider implements SandboxProvider {
     for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
       if (!name.startsWith(DIR_PREFIX)) continue;
       const dir = join(this.tmpDir, name);
-      let marker: { runId?: string };
+      let marker: { runId?: string } & Partial<OwnerStamp>;
       try { marker = JSON.parse(readFileSync(join(dir, MARKER), 'utf8')); } catch { continue; }
       if (runId !== undefined && marker.runId !== runId) continue;
+      if (ownerAlive(marker)) continue;
       await rm(dir, { recursive: true, force: true });
       removed.push(`dir ${dir}`);
     }
     return { removed };
   }
+}
+
+/** The owner label of a container; one without it (made before owners were labelled) has no live owner. */
+function parseOwner(label: string | undefined): Partial<OwnerStamp> {
+  try { return label ? JSON.parse(label) as Partial<OwnerStamp> : {}; } catch { return {}; }
 }
 
 /** A `docker` sandbox provider. */

@@ -6,6 +6,7 @@ import { ServingProxy } from '../../proxy/server';
 import { CallStore } from '../../rollout/call-store';
 import { titoSummary } from '../../rollout/tito-stats';
 import { onInterrupt } from '../interrupt';
+import { countStart } from '../../util/starts';
 
 export interface ServeOptions {
   config?: string;
@@ -30,6 +31,9 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   const engine = await (await provider(kernel, 'engine', slot)).create(slotOptions(slot), { runDir: '', seed: config.run.seed, rootDir: config.rootDir });
   const name = opts.name ?? `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
+  // A server restarted with the same --name gets session ids no earlier one used: it never
+  // appends into their files (call indices would repeat and inspect would merge two servers).
+  const start = await countStart(runDir, 'serves');
   const store = new CallStore(join(runDir, 'calls'));
   const proxy = new ServingProxy({
     engine, store, runId: name,
@@ -44,7 +48,7 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   const lines = [`ClawGym serving proxy on ${root} (engine: ${engine.name}, template: ${engine.chatTemplate.name})`, `records: ${join(runDir, 'calls')}`, ''];
   const ids: string[] = [];
   for (let i = 1; i <= count; i++) {
-    const s = proxy.openSession(`s-${i}`);
+    const s = proxy.openSession(start === 1 ? `s-${i}` : `s${start}-${i}`);
     ids.push(s.rolloutId);
     lines.push(
       `session ${s.rolloutId}`,

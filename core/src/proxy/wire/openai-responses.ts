@@ -203,6 +203,9 @@ export const openAiResponses: WireAdapter = {
   },
 
   errorBody(kind, message) {
-    return { error: { message, type: kind === 'invalid_request' ? 'invalid_request_error' : 'server_error', param: null, code: ERROR_CODES[kind] } };
+    // OpenAI types every client mistake (bad key, unknown route, oversized body) as
+    // invalid_request_error and tells them apart by `code`; only its own failures are server_error.
+    const serverSide = kind === 'engine' || kind === 'overloaded';
+    return { error: { message, type: serverSide ? 'server_error' : 'invalid_request_error', param: null, code: ERROR_CODES[kind] } };
   },
 };

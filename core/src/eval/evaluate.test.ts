@@ -1,0 +1,76 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Harness } from '../contracts/harness';
+import type { SandboxProvider } from '../contracts/sandbox';
+import type { Task } from '../contracts/task';
+import { ScriptedEngine } from '../engine/scripted';
+import { recordingSandbox } from '../testing';
+import { evaluate, type EvalOptions } from './evaluate';
+
+const dirs: string[] = [];
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+const tmp = () => { const d = mkdtempSync(join(tmpdir(), 'evaluate-test-')); dirs.push(d); return d; };
+
+/** A sandbox double whose model URL is the proxy's loopback session URL, so an in-process harness can call it. */
+const loopbackSandboxes: SandboxProvider = {
+  name: 'loopback', describeIsolation: async () => 'none (test double)', sweep: async () => ({ removed: [] }),
+  create: async (spec) => ({ ...recordingSandbox(), modelBaseUrl: spec.modelEndpoint.url }),
+};
+
+/** Makes two calls; with `holdAfterFirst`, waits after the first until the rollout is cancelled. */
+const twoCalls = (holdAfterFirst: { onFirst: () => void } | undefined): Harness => ({
+  name: 'two', wireFormat: 'openai-chat', check: async () => ({ ok: true }),
+  async run(ctx) {
+    const call = () => fetch(`${ctx.endpoint.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${ctx.endpoint.apiKey}` }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }] }) }).then((r) => r.text());
+    await call();
+    if (holdAfterFirst) {
+      holdAfterFirst.onFirst();
+      await new Promise((resolve) => { if (ctx.signal?.aborted) resolve(undefined); else ctx.signal?.addEventListener('abort', resolve, { once: true }); });
+      return { exitCode: 1, timedOut: false, logTail: 'cancelled' };
+    }
+    await call();
+    return { exitCode: 0, timedOut: false, logTail: '' };
+  },
+});
+const task: Task = { id: 't', category: 'c', instruction: 'x', setup: async () => {}, verify: async () => ({ reward: 1, pass: true, details: 'ok' }) };
+const options = (runDir: string, harness: Harness, extra: Partial<EvalOptions> = {}): EvalOptions => ({
+  runId: 'ev', runDir, tasks: [task, { ...task, id: 'u' }], harnesses: [{ harness }], engine: new ScriptedEngine(() => ({ text: 'ok' })),
+  sandboxes: loopbackSandboxes, k: 1, concurrency: 2, timeoutMs: 10_000, infraRetries: 0, ...extra,
+});
+const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'PipeServerWrap').length;
+
+describe('evaluate, killable like training', () => {
+  it('removes a socket file left by a killed evaluation instead of failing with EADDRINUSE', async () => {
+    const runDir = tmp();
+    writeFileSync(join(runDir, 'proxy.sock'), ''); // what a kill -9 leaves behind
+    const report = await evaluate(options(runDir, twoCalls(undefined)));
+    expect(report.rows.find((r) => r.category === 'all')).toMatchObject({ samples: 2, pass1: 1 });
+  });
+
+  it('stops its proxy when it fails after starting it, so the process can exit', async () => {
+    const runDir = tmp();
+    mkdirSync(join(runDir, 'proxy.sock', 'in-the-way'), { recursive: true }); // cannot be removed or listened on
+    const before = servers();
+    await expect(evaluate(options(runDir, twoCalls(undefined)))).rejects.toThrow();
+    expect(servers()).toBe(before);
+  });
+
+  it('an evaluation restarted after an interruption runs under fresh ids: no call file mixes two attempts', async () => {
+    const runDir = tmp();
+    const abort = new AbortController();
+    let first = 0;
+    const held = twoCalls({ onFirst: () => { if (++first === 2) abort.abort(); } });
+    const interrupted = await evaluate(options(runDir, held, { signal: abort.signal }));
+    expect(interrupted.reports.every((r) => r.outcome === 'infra-error')).toBe(true);
+    const resumed = await evaluate(options(runDir, twoCalls(undefined)));
+    expect(resumed.reports.map((r) => r.rolloutId).sort()).toEqual(['eval-two-0-0-a2', 'eval-two-1-0-a2']);
+    expect(resumed.rows.find((r) => r.category === 'all')).toMatchObject({ samples: 2, pass1: 1, infra: 0 });
+    const files = readdirSync(join(runDir, 'calls')).sort();
+    expect(files).toEqual(['eval-two-0-0-a2.jsonl', 'eval-two-0-0.jsonl', 'eval-two-1-0-a2.jsonl', 'eval-two-1-0.jsonl']);
+    const indices = (f: string) => readFileSync(join(runDir, 'calls', f), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { callIndex: number }).callIndex);
+    expect(indices('eval-two-0-0.jsonl')).toEqual([0]);
+    expect(indices('eval-two-0-0-a2.jsonl')).toEqual([0, 1]);
+    expect(JSON.parse(readFileSync(join(runDir, 'eval.json'), 'utf8')).rollouts).toHaveLength(2);
+  });
+});

@@ -1,0 +1,24 @@
+import type { CanonicalConversation } from '../contracts/messages';
+import { jsonNestingDepth } from '../util/json-depth';
+import { WireError } from './wire/types';
+
+export { jsonNestingDepth };
+
+/** Nesting a request may use; real tool schemas and arguments stay far below it. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Refuse (400) JSON text that nests deeper than `limit`, naming where and the limit. */
+export function checkJsonDepth(text: string, where: string, limit = MAX_JSON_DEPTH): void {
+  const depth = jsonNestingDepth(text);
+  if (depth > limit) throw new WireError(400, 'invalid_request', `${where} nests ${depth} levels deep; the limit is ${limit}`);
+}
+
+/**
+ * Refuse tool-call arguments that nest deeper than the limit: they arrive as JSON inside a
+ * string (OpenAI formats), so the body's own check does not see their depth, and templates parse them.
+ */
+export function checkArgumentsDepth(conversation: CanonicalConversation, limit = MAX_JSON_DEPTH): void {
+  conversation.messages.forEach((m, i) => {
+    for (const p of m.parts) if (p.type === 'tool_call') checkJsonDepth(p.arguments, `the arguments of tool call "${p.name}" in message ${i}`, limit);
+  });
+}

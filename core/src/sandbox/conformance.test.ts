@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveConfig } from '../config/load';
+import { ErrorCodes } from '../errors';
+import { provider } from '../kernel/create';
+import { createKernel } from '../run/create-kernel';
+import { describeIf, describeSandboxConformance, startScriptedProxy } from '../testing';
+import { bubblewrapPath, localSandboxProvider } from './local';
+import { netnsAvailable, netnsSandboxProvider } from './netns';
+
+let proxy: Awaited<ReturnType<typeof startScriptedProxy>> | undefined;
+const dirs: string[] = [];
+let socketPath = '';
+/** One proxy socket for every suite of this file. */
+async function endpoint() {
+  if (!proxy) {
+    proxy = await startScriptedProxy(() => ({ text: 'ok' }));
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-sock-'));
+    dirs.push(dir);
+    socketPath = join(dir, 'proxy.sock');
+    await proxy.proxy.listenUnix(socketPath);
+  }
+  return { socketPath, url: proxy.url };
+}
+afterAll(async () => {
+  await proxy?.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const root = () => { const d = mkdtempSync(join(tmpdir(), 'conformance-root-')); dirs.push(d); return d; };
+
+/** What plain processes on the host filesystem cannot block (why the fallback is refused by default). */
+const NO_FILE_ISOLATION = 'no filesystem isolation without bubblewrap';
+const filesOpen = { 'write-outside': NO_FILE_ISOLATION, 'read-other-workspace': NO_FILE_ISOLATION };
+
+describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'local sandbox with bubblewrap', () => {
+  describeSandboxConformance('local (bubblewrap)', async () => ({ provider: localSandboxProvider({ root: root(), log: () => {} }), ...await endpoint() }));
+});
+
+describe('local sandbox without bubblewrap', () => {
+  it('refuses to create a sandbox unless allowUnisolated says so, with the install hint', async () => {
+    const provider = localSandboxProvider({ root: root(), forceFallback: true, log: () => {} });
+    const err = await provider.create({ runId: 'r', rolloutId: 'x', limits: {}, modelEndpoint: { ...await endpoint() } }).then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: ErrorCodes.SANDBOX_UNISOLATED, message: expect.stringContaining('cannot isolate files here (forceFallback is set)') });
+    expect((err as { hint: string }).hint).toContain('apt-get install bubblewrap');
+    expect((err as { hint: string }).hint).toContain("sandbox: { use: 'local', options: { allowUnisolated: true } }");
+  });
+
+  const ns = netnsAvailable();
+  describeIf(ns.ok ? undefined : ns.reason, 'allowUnisolated, as root (own network, pid namespace and /proc)', () => {
+    describeSandboxConformance('local (fallback, allowUnisolated)', async () => ({
+      provider: localSandboxProvider({ root: root(), forceFallback: true, allowUnisolated: true, log: () => {} }), ...await endpoint(),
+    }), { open: filesOpen });
+  });
+});
+
+const ns = netnsAvailable();
+describeIf(ns.ok ? undefined : ns.reason, 'netns sandbox (test kit)', () => {
+  describeSandboxConformance('netns', async () => ({ provider: netnsSandboxProvider(), ...await endpoint() }), { open: filesOpen });
+});
+
+describe("sandbox: { use: 'local', options } in the config", () => {
+  const kernelFor = async (options: Record<string, unknown>) => {
+    const kernel = await createKernel(resolveConfig({ sandbox: { use: 'local', options } }, { rootDir: tmpdir() }));
+    return { kernel, sandboxes: await provider(kernel, 'sandbox', kernel.config.sandbox) };
+  };
+  const spec = async (rolloutId: string) => ({ runId: 'cfg', rolloutId, limits: {}, modelEndpoint: { ...await endpoint() } });
+
+  it('configures the built-in local sandbox: allowUnisolated lets the fallback run, its absence refuses it', async () => {
+    const refused = await kernelFor({ forceFallback: true, root: root() });
+    await expect(refused.sandboxes.create(await spec('no'))).rejects.toMatchObject({ code: ErrorCodes.SANDBOX_UNISOLATED });
+    await refused.kernel.dispose();
+    const allowed = await kernelFor({ forceFallback: true, allowUnisolated: true, root: root() });
+    const sb = await allowed.sandboxes.create(await spec('yes'));
+    try {
+      expect((await sb.exec(['/bin/echo', 'ran'])).stdout).toBe('ran\n');
+    } finally {
+      await sb.destroy();
+      await allowed.kernel.dispose();
+    }
+  });
+
+  it('refuses an unknown option with its path', async () => {
+    await expect(kernelFor({ allowUnisolate: true })).rejects.toThrow(/sandbox\.options/);
+  });
+});
