@@ -38,7 +38,14 @@ const scripted: EngineProvider = {
 };
 
 const TokenIdOptions = z.strictObject({
-  baseUrl: z.url(),
+  baseUrl: z.url().optional(),
+  /** Several servers of the model: rollouts spread over them (each sticks to one); weights reach every one. */
+  replicas: z.array(z.url()).min(1).optional(),
+  /** vLLM LoRA adapters are served as `<loraPrefix>-v<version>`. */
+  loraPrefix: z.string().regex(/^[\w.-]+$/).optional(),
+  syncRetries: z.number().int().min(0).optional(),
+  syncBackoffMs: z.number().int().positive().optional(),
+  probeIntervalMs: z.number().int().positive().optional(),
   model: z.string(),
   apiKey: z.string().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),

@@ -9,6 +9,7 @@ import { evalCommand, type EvalCliOptions } from './commands/eval';
 import { sft, type SftOptions } from './commands/sft';
 import { runCommand } from './commands/run';
 import { doctorCommand } from './commands/doctor';
+import { engineServe, type EngineServeOptions } from './commands/engine-serve';
 import { templateCommand, type TemplateCliOptions } from './commands/template';
 import { trainerCommands } from './commands/trainer-serve';
 import { writeReport } from '../report/report';
@@ -76,6 +77,14 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('-s, --sessions <n>', 'sessions to open', '1')
     .option('-n, --name <name>', 'run name for the records (default: serve-<time>)')
     .action(async (opts: ServeOptions) => serve(opts, io));
+
+  const engine = program.command('engine').description('the policy engine as a server of its own').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  engine.command('serve').description('serve the config\'s embedded engine behind vLLM\'s /v1/completions and SGLang\'s /generate, weight-update routes included')
+    .addOption(configOption()).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err })
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '0')
+    .option('--served-model-name <name>', 'the model name vLLM clients send (default: the engine\'s name)')
+    .action(async (opts: EngineServeOptions) => engineServe(opts, io));
 
   command('inspect', 'show the model calls of a run\'s rollouts: TITO reuse, forks and their causes, token counts')
     .argument('<run>', 'run directory (e.g. runs/default)')

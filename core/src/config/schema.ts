@@ -59,6 +59,13 @@ export const ConfigSchema = z.strictObject({
     rolloutTimeoutMs: positiveInt.default(120_000),
     /** Retries of a rollout after an infrastructure failure (never after a harness failure). */
     infraRetries: z.number().int().min(0).default(2),
+    /**
+     * Asynchronous rollouts: they keep running while the trainer steps, and a step trains on the
+     * freshest finished groups. A rollout served by weights more than `maxStaleness` policy
+     * versions behind the trainer is dropped (counted, never trained); the truncated importance
+     * weight corrects the lag of the rest. Unset: the synchronous loop.
+     */
+    async: z.strictObject({ maxStaleness: z.number().int().min(0).default(2) }).optional(),
   }).prefault({}),
   loss: z.strictObject({
     clipLow: z.number().positive().default(0.2),

@@ -136,8 +136,12 @@ export interface Engine {
    * `--logprobs-mode processed_logprobs`). Unset: `unknown`.
    */
   readonly logprobs?: 'processed' | 'raw';
-  /** Version of the weights currently serving; recorded with every call. */
-  policyVersion(): number;
+  /**
+   * Version of the weights currently serving; recorded with every call. With `sessionId`, the
+   * version that served that session's latest call (replicas may serve different versions while
+   * a sync is under way; a server reports which one served).
+   */
+  policyVersion(sessionId?: string): number;
   /** Generate tokens one by one; yields as soon as each exists. */
   generate(request: GenerateRequest): AsyncIterable<GeneratedToken>;
   /**

@@ -58,9 +58,9 @@ export interface Trainer {
   supervisedStep?(trees: readonly RolloutTree[], options?: SupervisedStepOptions): Promise<{ loss: number; tokens: number }>;
   /**
    * Publish the current weights for engines in other processes (after `step`); trainers whose
-   * engine shares their weights in process may leave it out.
+   * engine shares their weights in process may leave it out (or resolve to undefined).
    */
-  publishWeights?(): Promise<PublishedWeights>;
+  publishWeights?(): Promise<PublishedWeights | undefined>;
   /** The Tinker operations on datums, for trainers that serve them (`clawgym trainer serve`). */
   readonly datums?: DatumTrainer;
   save(dir: string): Promise<void>;

@@ -238,13 +238,11 @@ describe('token-id engine, details', () => {
       .rejects.toThrow(/sglang engine: request failed: fetch failed \(connect ECONNREFUSED .*\/generate\)/);
   });
 
-  it('reports its name and the policy version it is given', () => {
-    let version = 3;
-    const e = engine('vllm', 'http://127.0.0.1:1', { policyVersion: () => version });
+  it('reports its name, and the version its servers start on until a sync says otherwise', () => {
+    const e = engine('vllm', 'http://127.0.0.1:1', { policyVersion: () => 3 });
     expect(e.name).toBe(`vllm:${MODEL}`);
     expect(e.policyVersion()).toBe(3);
-    version = 4;
-    expect(e.policyVersion()).toBe(4);
+    expect(e.policyVersion('no-such-session')).toBe(3);
     expect(engine('sglang', 'http://127.0.0.1:1', { name: 'policy' }).policyVersion()).toBe(0);
   });
 });

@@ -335,7 +335,7 @@ export class ServingProxy {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
       promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
       sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
-      policyVersion: engine.policyVersion(), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
+      policyVersion: engine.policyVersion(session.rolloutId), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(role ? { role } : {}),
       ...(notes.length ? { notes } : {}),
     };

@@ -31,4 +31,27 @@ describe('run state', () => {
     await expect(RunStateFile.open(dir, { steps: 2 })).rejects.toMatchObject({ code: ErrorCodes.USAGE, hint: expect.stringContaining('--resume') });
     await expect(RunStateFile.open(dir, { resume: true, steps: 1 })).rejects.toMatchObject({ message: expect.stringContaining('has already trained 2 steps, more than run.steps (1)') });
   });
+
+  it('asynchronous mode: the units a step staged are consumed with it, even when the state lagged its checkpoint', async () => {
+    const dir = tmp();
+    const state = await RunStateFile.open(dir, { steps: 4 });
+    expect(await state.startUnit(0)).toBe(1);
+    await state.stageUnits(1, [0, 2]);
+    await state.finishStep(1);
+    expect(state.state.unitsDone).toEqual([0, 2]);
+    // Step 2 staged its units and its checkpoint landed, then a kill before its state: the
+    // resumed run takes the checkpoint's step as done (train.ts), and its units with it.
+    await state.stageUnits(2, [1, 3]);
+    const resumed = await RunStateFile.open(dir, { resume: true, steps: 4 });
+    await resumed.finishStep(2);
+    expect(resumed.state.unitsDone).toEqual([0, 2, 1, 3]);
+    // A step killed before its checkpoint: staged, never finished; redone, it stages anew.
+    await resumed.stageUnits(3, [4]);
+    const again = await RunStateFile.open(dir, { resume: true, steps: 4 });
+    await again.stageUnits(3, [5]);
+    await again.finishStep(3);
+    expect(again.state.unitsDone).toEqual([0, 2, 1, 3, 5]);
+    expect(again.state.pendingUnits).toBeUndefined();
+    expect(await again.startUnit(0)).toBe(2);
+  });
 });

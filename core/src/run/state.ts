@@ -3,8 +3,19 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawGymError, ErrorCodes } from '../errors';
 
-/** What survives a kill: the last finished step, and how often each step was started. */
-export interface RunState { step: number; stepStarts: Record<string, number> }
+/**
+ * What survives a kill: the last finished step, and how often each step was started; in
+ * asynchronous mode also the rollout groups (units) already trained or dropped, and how often
+ * each unit was started (a restarted unit gets fresh rollout ids).
+ */
+export interface RunState {
+  step: number;
+  stepStarts: Record<string, number>;
+  unitsDone?: number[];
+  unitStarts?: Record<string, number>;
+  /** The units a step trained on, written before its checkpoint: done once the step is (even when the state lagged the checkpoint). */
+  pendingUnits?: { step: number; units: number[] };
+}
 
 /**
  * A run's `state.json`. Written beside, then renamed over, so a kill mid-write never leaves a
@@ -36,14 +47,42 @@ export class RunStateFile {
     return attempt;
   }
 
-  /** Record that `step` finished (after its checkpoint is written). */
-  async finishStep(step: number): Promise<void> {
-    this.state.step = step;
+  /**
+   * Record the units `step` trains on, before its checkpoint is written: if a kill lands after
+   * the checkpoint and before {@link finishStep}, the resumed run (which takes the checkpoint's
+   * step as done) counts them as consumed too, so none is trained again.
+   */
+  async stageUnits(step: number, units: readonly number[]): Promise<void> {
+    this.state.pendingUnits = { step, units: [...units] };
     await this.save();
   }
 
-  private async save(): Promise<void> {
-    await writeFile(`${this.path}.tmp`, `${JSON.stringify(this.state)}\n`);
-    await rename(`${this.path}.tmp`, this.path);
+  /** Record that `step` finished (after its checkpoint is written); the units staged for it are consumed. */
+  async finishStep(step: number): Promise<void> {
+    this.state.step = step;
+    const pending = this.state.pendingUnits;
+    if (pending && pending.step === step) this.state.unitsDone = [...(this.state.unitsDone ?? []), ...pending.units];
+    delete this.state.pendingUnits;
+    await this.save();
+  }
+
+  /** Record that rollout group `unit` starts (again); returns its attempt number. */
+  async startUnit(unit: number): Promise<number> {
+    const starts = (this.state.unitStarts ??= {});
+    const attempt = (starts[unit] ?? 0) + 1;
+    starts[unit] = attempt;
+    await this.save();
+    return attempt;
+  }
+
+  private saving: Promise<void> = Promise.resolve();
+
+  /** Saves one at a time (asynchronous rollout workers start units side by side), each of the newest state. */
+  private save(): Promise<void> {
+    this.saving = this.saving.catch(() => undefined).then(async () => {
+      await writeFile(`${this.path}.tmp`, `${JSON.stringify(this.state)}\n`);
+      await rename(`${this.path}.tmp`, this.path);
+    });
+    return this.saving;
   }
 }

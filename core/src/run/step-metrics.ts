@@ -19,6 +19,9 @@ export function stepMetrics(o: StepOutcome, harnesses: readonly HarnessSlot[], t
     rollouts: reports.length, infra: reports.length - scored.length, calls: reports.reduce((n, r) => n + r.calls, 0),
     trained: trees.filter(isTrainable).length,
     seconds: timing.seconds, 'seconds/rollouts': o.rolloutSeconds,
+    // The share of the step the trainer waited for rollouts, and finished rollouts per minute.
+    'trainer/idle': o.rolloutSeconds / Math.max(1e-6, timing.seconds),
+    'rollouts/per_min': (o.async?.values['async/rollouts_finished'] ?? reports.length) / Math.max(1e-6, timing.seconds / 60),
     'tokens/generated': timing.tokens, ...filters,
     ...Object.fromEntries(Object.entries(o.train ?? {}).map(([k, v]) => [`train/${k}`, v])),
   };

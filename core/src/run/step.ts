@@ -27,7 +27,10 @@ export interface StepOutcome {
   trees: RolloutTree[];
   /** Undefined when no rollout was trainable: the trainer was not asked to step. */
   train?: TrainMetrics;
+  /** Seconds the trainer waited for rollouts (the whole rollout phase in the synchronous loop). */
   rolloutSeconds: number;
+  /** Asynchronous mode: the step's own metrics (staleness, drops, throughput) and the units it consumed. */
+  async?: { values: Record<string, number>; units: number[] };
 }
 
 /**
@@ -60,16 +63,25 @@ export async function runStep(s: StepServices, step: number, attempt: number, si
   const reports = await s.runner.run(stepJobs(s, step, attempt), signal);
   if (signal?.aborted) return undefined;
   const rolloutSeconds = (Date.now() - started) / 1000;
+  return { reports, rolloutSeconds, ...await trainOn(s, reports) };
+}
+
+/**
+ * The trainer's half of a step, on rollouts already run: trees (built-in filters, then
+ * `onTreeBuilt`), advantages, one trainer step, and the engine's new weights. The synchronous
+ * loop gives it the step's own rollouts; the asynchronous one the freshest finished groups.
+ */
+export async function trainOn(s: StepServices, reports: RolloutReport[]): Promise<{ trees: RolloutTree[]; train?: TrainMetrics }> {
   const trees = await buildStepTrees(s.kernel, reports.map((r) => ({
     records: r.records,
     info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
   })), s.engine.chatTemplate.stopIds[0]!);
-  if (!trees.some(isTrainable)) return { reports, trees, rolloutSeconds };
+  if (!trees.some(isTrainable)) return { trees };
   const advantages = await computeStepAdvantages(s.kernel, trees, s.trainer);
   const train = await s.trainer.step({ trees, advantages, loss: s.kernel.config.loss, policyLoss: s.policyLoss });
   // A trainer in another process publishes its weights; the engine loads them (or, sharing
   // the trainer's weights in process, has nothing to do).
   const published = await s.trainer.publishWeights?.();
   await s.engine.syncWeights?.(published);
-  return { reports, trees, train, rolloutSeconds };
+  return { trees, train };
 }

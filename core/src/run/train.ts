@@ -12,7 +12,8 @@ import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
 import { Reporting } from './reporting';
 import { RunStateFile } from './state';
-import { runStep } from './step';
+import { runStep, type StepServices } from './step';
+import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics } from './step-metrics';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
@@ -74,7 +75,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const checkpoint = join(runDir, 'checkpoint');
   if (state.state.step > 0) {
     await trainer.load(checkpoint);
-    // A trainer in another process: the engine samples the resumed weights, not the base model's.
+    // Engines in other processes serve whatever they last loaded: the resumed weights, before
+    // the first rollout (vLLM/SGLang replicas, a trainer service's sampler).
     await engine.syncWeights?.(await trainer.publishWeights?.());
   }
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
@@ -92,6 +94,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const socketPath = s.container.resolve(Tokens.ProxySocket);
 
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
+  const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses };
+  let asyncLoop: AsyncLoop | undefined;
   try {
     // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
     await proxy.start();
@@ -99,6 +103,10 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     await proxy.listenUnix(socketPath);
     await kernel.hooks.runStart.promise({ runId: name, runDir });
     if (state.state.step === 0) await heldOut(0);
+    if (config.run.async && state.state.step < config.run.steps) {
+      asyncLoop = new AsyncLoop(services, state, config.run.async.maxStaleness);
+      await asyncLoop.start(o.signal);
+    }
     for (let step = state.state.step + 1; step <= config.run.steps; step++) {
       if (o.signal?.aborted) { status = 'cancelled'; break; }
       const started = Date.now();
@@ -106,26 +114,30 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       await kernel.hooks.stepStart.promise({ runId: name, step });
       const tokensBefore = progress.generated;
       progress.phase('rollouts', step, config.run.tasksPerStep * config.run.groupSize * s.harnesses.length);
-      const outcome = await runStep({ kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses }, step, attempt, o.signal);
+      const outcome = asyncLoop ? await asyncLoop.step() : await runStep(services, step, attempt, o.signal);
       if (!outcome) { status = 'cancelled'; break; }
       const tokens = progress.generated - tokensBefore;
       progress.update({ phase: 'update', tokensPerSec: tokens / Math.max(1e-3, outcome.rolloutSeconds) });
       // The checkpoint, then the state: a kill in between redoes nothing twice.
+      if (outcome.async) await state.stageUnits(step, outcome.async.units);
       await saveCheckpoint(trainer, checkpoint, step);
       await state.finishStep(step);
       const seconds = (Date.now() - started) / 1000;
       progress.stepDone(seconds, step);
-      const values = stepMetrics(outcome, s.harnesses, { seconds, tokens });
+      const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values };
       await emit({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
+    await asyncLoop?.stop(); // rollouts beyond the last step are not trained: cancel them
+    asyncLoop = undefined;
     if (status === 'completed' && state.state.step === config.run.steps) await heldOut(state.state.step);
     if (o.signal?.aborted) status = 'cancelled';
   } catch (err) {
     status = 'failed';
     throw err;
   } finally {
+    await asyncLoop?.stop();
     await proxy.stop();
     await reporting.render();
     await kernel.hooks.runEnd.promise({ runId: name, status, steps: state.state.step }).catch(() => undefined);

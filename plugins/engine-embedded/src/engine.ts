@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, PublishedWeights, Tokenizer } from '@clawgym/core';
 import { ClawGymError, ErrorCodes, Rng } from '@clawgym/core';
 import { KvDecoder } from './decode';
 import type { SharedPolicy } from './policy';
-import { loadSafetensors } from './safetensors';
+import { loadPolicyWeights } from './weights';
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -62,25 +61,16 @@ export class EmbeddedEngine implements Engine {
   }
 
   /**
-   * Load weights a trainer in another process published (`clawgym trainer serve`'s
-   * `save_weights_for_sampler` folder, seen here through the tinker trainer's `checkpointsDir`).
-   * Without them the trainer shares this engine's weights in process: nothing to do.
+   * Load published weights unless this engine already serves that version: sharing the
+   * trainer's weights in process it always does; served by `clawgym engine serve`, or sampling
+   * for a trainer in another process (`clawgym trainer serve`), it loads the published folder.
    */
   async syncWeights(weights?: PublishedWeights): Promise<void> {
-    if (!weights) return;
+    if (!weights || weights.version === this.policy.version) return;
     if (/^[a-z]+:\/\//.test(weights.path)) {
       throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `the embedded engine loads published weights from a local folder, not ${weights.path}`, { hint: 'Set the tinker trainer\'s checkpointsDir to the folder `clawgym trainer serve --data` writes to, or use engine "tinker" to sample on the service.' });
     }
-    const file = join(weights.path, 'model.safetensors');
-    const { tensors } = await loadSafetensors(file).catch((cause: unknown) => {
-      throw new ClawGymError(ErrorCodes.CHECKPOINT_MISSING, `no published weights at ${file}`, { cause, hint: 'Is checkpointsDir the trainer service\'s data folder, on this machine?' });
-    });
-    for (const [name, p] of this.policy.model.params) {
-      const t = tensors.get(name);
-      if (!t || t.data.length !== p.length) throw new ClawGymError(ErrorCodes.CHECKPOINT_MISMATCH, `published weights ${weights.path} do not fit this engine's model: tensor ${name} ${t ? `has ${t.data.length} values, expected ${p.length}` : 'is missing'}`, { hint: 'Give the engine the model options the trainer service was started with.' });
-      p.set(t.data);
-    }
-    this.policy.version = weights.version;
+    await loadPolicyWeights(this.policy, weights);
   }
 
   async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { byteChatMl, ClawGymError, definePlugin, ErrorCodes, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
 import { CompactTemplate } from './compact-template';
 import { EmbeddedEngine } from './engine';
@@ -13,6 +13,7 @@ export { Transformer, initParams, parameterShapes, ancestorMask, zerosLike, type
 export { KvDecoder } from './decode';
 export { CompactTemplate, toolParams, type CompactOptions } from './compact-template';
 export { saveSafetensors, loadSafetensors, type Tensor } from './safetensors';
+export { publishPolicy, loadPolicyWeights } from './weights';
 
 /** A path from the options, relative to the config's folder. */
 const resolveFrom = (ctx: ProviderContext, path: string) => (isAbsolute(path) ? path : resolve(ctx.rootDir ?? process.cwd(), path));
@@ -104,7 +105,10 @@ export default definePlugin({
     const trainer: TrainerProvider = {
       name: 'embedded',
       async create(options, ctx) {
-        return trainerOf(await policyFor(options, ctx));
+        const t = trainerOf(await policyFor(options, ctx));
+        // A folder per published version, for engines in other processes (`clawgym engine serve`).
+        if (ctx.runDir) t.publishDir = join(ctx.runDir, 'weights');
+        return t;
       },
     };
     api.provide.engine(engine);

@@ -1,10 +1,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClawGymError, ErrorCodes, packTree, valueLoss, type AdamParams, type DatumTrainer, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, packTree, valueLoss, type AdamParams, type DatumTrainer, type PublishedWeights, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { EmbeddedDatumTrainer } from './datum-trainer';
 import { loadSafetensors, saveSafetensors } from './safetensors';
+import { publishPolicy } from './weights';
 
 /** Optimiser settings of the embedded trainer. */
 export interface OptimizerConfig {
@@ -54,6 +55,9 @@ export class EmbeddedTrainer implements Trainer {
   private t = 0;
   /** The Tinker operations on datums over the same weights and optimiser (`clawgym trainer serve`). */
   readonly datums: DatumTrainer & EmbeddedDatumTrainer;
+
+  /** Where {@link publishWeights} writes a folder per version (unset: nothing is published). */
+  publishDir?: string;
 
   constructor(private readonly policy: SharedPolicy, private readonly opt: OptimizerConfig) {
     this.m = zerosLike(policy.model.params);
@@ -236,6 +240,14 @@ export class EmbeddedTrainer implements Trainer {
       K.adamw(p, g, this.m.get(name)!, this.v.get(name)!, this.t, scaled, adam.beta1, adam.beta2, adam.eps, decay);
     }
     return norm;
+  }
+
+  /**
+   * The current weights for engines in other processes (`clawgym engine serve`, vLLM, SGLang):
+   * `<publishDir>/v<version>/`. Engines sharing this trainer's weights skip the load.
+   */
+  async publishWeights(): Promise<PublishedWeights | undefined> {
+    return this.publishDir ? publishPolicy(this.policy, this.publishDir) : undefined;
   }
 
   async save(dir: string): Promise<void> {

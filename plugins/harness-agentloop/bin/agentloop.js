@@ -9,6 +9,9 @@
 // With CLAWGYM_MODEL_SOCKET set, requests go over that Unix socket (OPENAI_BASE_URL's path is kept):
 // inside a sandbox this spares the TCP forwarder process.
 //
+// With CLAWGYM_TOOL_LATENCY_MS="MIN-MAX", every tool call first waits a random MIN..MAX ms, as real
+// tools wait on networks and builds (bench:async measures what overlapping that wait is worth).
+//
 // Exit codes: 0 the model finished (answered without a tool call), 2 the turn limit was reached,
 // 1 the model endpoint failed.
 const { spawnSync } = require('node:child_process');
@@ -92,6 +95,15 @@ async function chat(body) {
   return JSON.parse(text);
 }
 
+/** The configured wait before a tool answers (none unless CLAWGYM_TOOL_LATENCY_MS is set). */
+function toolLatency() {
+  const m = /^(\d+)-(\d+)$/.exec(process.env.CLAWGYM_TOOL_LATENCY_MS || '');
+  if (!m) return Promise.resolve();
+  const lo = Number(m[1]);
+  const hi = Math.max(lo, Number(m[2]));
+  return new Promise((done) => setTimeout(done, lo + Math.random() * (hi - lo)));
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   if (!args.instruction) { process.stderr.write('usage: agentloop [--max-turns N] [--model M] "<instruction>"\n'); return 1; }
@@ -114,6 +126,7 @@ async function main() {
       return 0;
     }
     for (const call of reply.tool_calls) {
+      await toolLatency();
       let parsed = {};
       try { parsed = JSON.parse(call.function.arguments || '{}'); } catch { /* the tool reports the bad arguments */ }
       messages.push({ role: 'tool', tool_call_id: call.id, content: runTool(call.function.name, parsed) });

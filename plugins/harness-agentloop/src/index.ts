@@ -12,6 +12,8 @@ export const AgentLoopOptions = z.strictObject({
   node: z.string().default('node'),
   /** The agentloop script as seen inside the sandbox (default: this package's, bound read-only). */
   bin: z.string().default(AGENTLOOP_BIN),
+  /** Every tool call first waits a random [min, max] ms, as tools that wait on I/O do (bench:async). */
+  toolLatencyMs: z.tuple([z.number().int().min(0), z.number().int().min(0)]).optional(),
 });
 
 /** Command line and environment of one agentloop rollout. */
@@ -21,6 +23,7 @@ export function agentLoopInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'en
     OPENAI_BASE_URL: `${ctx.endpoint.baseUrl}/v1`, OPENAI_API_KEY: ctx.endpoint.apiKey, OPENAI_MODEL: ctx.endpoint.model,
     // Straight to the proxy's socket where the sandbox has one: no forwarder process to start.
     ...(ctx.sandbox.modelSocketPath ? { CLAWGYM_MODEL_SOCKET: ctx.sandbox.modelSocketPath } : {}),
+    ...(options.toolLatencyMs ? { CLAWGYM_TOOL_LATENCY_MS: `${options.toolLatencyMs[0]}-${options.toolLatencyMs[1]}` } : {}),
   };
   return { argv: [options.node, options.bin, '--max-turns', String(options.maxTurns), ctx.instruction], env };
 }

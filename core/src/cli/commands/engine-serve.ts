@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import { loadConfig } from '../../config/load';
+import { ClawGymError, ErrorCodes } from '../../errors';
+import { provider, slotName, slotOptions } from '../../kernel/create';
+import { createKernel } from '../../run/create-kernel';
+import { serveEngine } from '../../engine/serve/engine-server';
+import { onInterrupt } from '../interrupt';
+
+export interface EngineServeOptions {
+  config?: string;
+  host?: string;
+  port?: string;
+  servedModelName?: string;
+}
+
+/**
+ * `clawgym engine serve`: the config's in-process engine (the embedded model) behind vLLM's and
+ * SGLang's HTTP protocols, weight-update routes included, so `engine: 'vllm' | 'sglang'` in
+ * another process drives it as it would a real server. Prints the URL, then serves until
+ * SIGINT/SIGTERM (or `signal`).
+ */
+export async function engineServe(opts: EngineServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
+  const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
+  const kind = slotName(config.engine);
+  if (kind === 'vllm' || kind === 'sglang') {
+    throw new ClawGymError(ErrorCodes.USAGE, `engine serve serves an in-process engine, but the config's engine is "${kind}" (a client of a server)`, { hint: 'Point it at a config whose engine is the embedded model (e.g. the default clawgym.config.ts).' });
+  }
+  const port = opts.port === undefined ? 0 : Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ClawGymError(ErrorCodes.USAGE, `--port must be a port number (0 picks a free one), not "${opts.port}"`);
+  const kernel = await createKernel(config);
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), {
+    // A policy of its own: this process serves; the trainer's weights arrive through the update routes.
+    runDir: resolve(config.rootDir, config.run.outDir, `engine-serve-${process.pid}`), seed: config.run.seed, rootDir: config.rootDir,
+  });
+  const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName });
+  io.out(`engine ${engine.name} (weights version ${engine.policyVersion()}) listening on ${server.url}\n` +
+    `  vLLM:   POST ${server.url}/v1/completions (token-id prompts), weight transfer /pause … /finish_weight_update\n` +
+    `  SGLang: POST ${server.url}/generate, /pause_generation, /update_weights_from_disk, /continue_generation\n`);
+  const stopped = new AbortController();
+  const removeHandlers = onInterrupt(stopped, (s) => io.out(s));
+  io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
+  await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
+  removeHandlers();
+  await server.close();
+  await engine.close?.();
+  await kernel.dispose();
+}

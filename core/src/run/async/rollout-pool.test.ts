@@ -1,0 +1,98 @@
+import type { ModelCallRecord } from '../../contracts/records';
+import type { RolloutJob, RolloutReport } from '../../rollout/runner';
+import { Rng } from '../../util/rng';
+import { RolloutPool, rolloutVersion } from './rollout-pool';
+
+/**
+ * A runner whose rollouts take a random 5–60 ms and make three calls, each recorded with the
+ * policy version the "engine" serves when the call is made (as the proxy records it).
+ */
+function fakeRunner(version: () => number, seed = 1) {
+  const rng = new Rng(seed);
+  let running = 0;
+  let maxRunning = 0;
+  const started: { id: string; version: number }[] = [];
+  return {
+    started,
+    maxRunning: () => maxRunning,
+    async run(jobs: readonly RolloutJob[], signal?: AbortSignal): Promise<RolloutReport[]> {
+      const out: RolloutReport[] = [];
+      for (const job of jobs) {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        started.push({ id: job.rolloutId, version: version() });
+        const records: ModelCallRecord[] = [];
+        for (let c = 0; c < 3 && !signal?.aborted; c++) {
+          await new Promise((ok) => setTimeout(ok, rng.int(2, 20)));
+          records.push({ rolloutId: job.rolloutId, callIndex: c, policyVersion: version() } as ModelCallRecord);
+        }
+        running--;
+        out.push({ rolloutId: job.rolloutId, sessionId: job.rolloutId, outcome: signal?.aborted ? 'infra-error' : 'ok', reward: 1, records, attempts: 1, calls: records.length, details: '', durationMs: 1, request: {} as never });
+      }
+      return out;
+    },
+  };
+}
+
+const jobsOf = (group: number) => async (u: number) => Array.from({ length: group }, (_, g) => ({ rolloutId: `u${u}-${g}`, step: 0, task: {} as never, harness: {} as never }));
+
+describe('asynchronous rollouts', () => {
+  it('never trains a rollout more than maxStaleness versions old, counts what it drops, and keeps rollouts running while the trainer steps', async () => {
+    for (const maxStaleness of [0, 1, 2]) {
+      let version = 0;
+      const runner = fakeRunner(() => version, 7 + maxStaleness);
+      const tasksPerStep = 2;
+      const pool = new RolloutPool({ runner, concurrency: 4, jobsOf: jobsOf(3), done: new Set(), maxOutstanding: (1 + maxStaleness) * tasksPerStep });
+      pool.start();
+      const trainedUnits = new Set<number>();
+      let startedDuringSteps = 0;
+      for (let step = 1; step <= 8; step++) {
+        const batch = (await pool.take(tasksPerStep, version, maxStaleness))!;
+        expect(batch.units).toHaveLength(tasksPerStep);
+        for (const u of batch.units) {
+          expect(trainedUnits.has(u.index)).toBe(false); // nothing trained twice
+          trainedUnits.add(u.index);
+          for (const r of u.reports) expect(version - rolloutVersion(r)!).toBeLessThanOrEqual(maxStaleness);
+        }
+        for (const r of batch.dropped) expect(version - rolloutVersion(r)!).toBeGreaterThan(maxStaleness);
+        // The trainer's step: rollouts keep going meanwhile (they are not waiting for it).
+        const before = runner.started.length;
+        await new Promise((ok) => setTimeout(ok, 30));
+        startedDuringSteps += runner.started.length - before;
+        version++;
+      }
+      await pool.stop();
+      expect(startedDuringSteps).toBeGreaterThan(0);
+      expect(runner.maxRunning()).toBeLessThanOrEqual(4);
+      // With room to run ahead, rollouts start under older weights than the trainer's.
+      if (maxStaleness > 0) expect(runner.started.some((s) => s.version < Math.max(...runner.started.map((x) => x.version)))).toBe(true);
+    }
+  });
+
+  it('drops stale rollouts and whole stale groups, and trains the freshest groups first', async () => {
+    let version = 0;
+    const runner = fakeRunner(() => version, 3);
+    const pool = new RolloutPool({ runner, concurrency: 6, jobsOf: jobsOf(2), done: new Set(), maxOutstanding: 6 });
+    pool.start();
+    const first = (await pool.take(1, version, 0))!;
+    await new Promise((ok) => setTimeout(ok, 150)); // the other groups finish, all at version 0
+    version = 5;
+    const second = (await pool.take(1, version, 2))!;
+    // Everything ready was served by version 0, five behind: dropped, counted, the groups given up.
+    expect(second.dropped.length).toBeGreaterThanOrEqual(2);
+    expect(second.droppedUnits.length).toBeGreaterThanOrEqual(1);
+    for (const u of second.units) for (const r of u.reports) expect(5 - rolloutVersion(r)!).toBeLessThanOrEqual(2);
+    expect(second.units[0]!.index).not.toBe(first.units[0]!.index);
+    await pool.stop();
+  });
+
+  it('never starts a unit an earlier life of the run already consumed', async () => {
+    const runner = fakeRunner(() => 0);
+    const pool = new RolloutPool({ runner, concurrency: 2, jobsOf: jobsOf(1), done: new Set([0, 1, 3]), maxOutstanding: 2 });
+    pool.start();
+    const a = (await pool.take(2, 0, 0))!;
+    expect(a.units.map((u) => u.index).sort()).toEqual([2, 4]);
+    await pool.stop();
+    expect(runner.started.map((s) => s.id).filter((id) => /^u[013]-/.test(id))).toEqual([]);
+  });
+});

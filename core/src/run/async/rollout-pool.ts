@@ -1,0 +1,170 @@
+import { setMaxListeners } from 'node:events';
+import { ClawGymError, ErrorCodes } from '../../errors';
+import type { RolloutJob, RolloutReport, RolloutRunner } from '../../rollout/runner';
+
+/** A group of rollouts that trains together: one task through every harness, `groupSize` times. */
+export interface Unit {
+  index: number;
+  reports: RolloutReport[];
+  /** When its last rollout finished (ms since the epoch). */
+  finishedAt: number;
+}
+
+/** What a step takes from the pool. */
+export interface Batch {
+  units: Unit[];
+  /** Rollouts dropped because they lagged more than `maxStaleness` versions (never trained). */
+  dropped: RolloutReport[];
+  /** Units given up whole because all their rollouts were dropped. */
+  droppedUnits: number[];
+}
+
+export interface PoolOptions {
+  runner: Pick<RolloutRunner, 'run'>;
+  /** Rollouts at once. */
+  concurrency: number;
+  /** The rollouts of unit `index` (fresh ids per attempt: a resumed run starts it again). */
+  jobsOf(index: number): Promise<RolloutJob[]>;
+  /** Units already trained or dropped in an earlier life of the run: never started again. */
+  done: ReadonlySet<number>;
+  /** Units started and not yet taken, at most: how far rollouts may run ahead of the trainer. */
+  maxOutstanding: number;
+  /** Called with every rollout as it finishes (live progress). */
+  onRollout?: (report: RolloutReport) => void;
+}
+
+/**
+ * The oldest policy version any of a rollout's calls were served by: how stale it is. A rollout
+ * with no call has no version (it is an infrastructure failure, never trained anyway).
+ */
+export function rolloutVersion(r: RolloutReport): number | undefined {
+  return r.records.length ? Math.min(...r.records.map((c) => c.policyVersion)) : undefined;
+}
+
+/**
+ * Rollouts that keep running while the trainer steps (asynchronous RL): workers take the jobs of
+ * unit after unit, `concurrency` at a time, as long as fewer than `maxOutstanding` units are
+ * started and not taken; a unit is ready when all its rollouts finished. A step {@link take}s
+ * the freshest ready units, after dropping every rollout more than `maxStaleness` versions
+ * behind the trainer. Jobs in flight are cancelled by {@link stop}.
+ */
+export class RolloutPool {
+  private readonly abort = new AbortController();
+  private readonly ready: Unit[] = [];
+  private readonly outstanding = new Set<number>();
+  private readonly queue: { unit: number; job: RolloutJob }[] = [];
+  private readonly pending = new Map<number, { left: number; reports: RolloutReport[] }>();
+  private nextUnit = 0;
+  private inFlight = 0;
+  private waiters: (() => void)[] = [];
+  private workers: Promise<void>[] = [];
+  private failure?: unknown;
+  /** Rollouts finished so far. */
+  finished = 0;
+
+  constructor(private readonly o: PoolOptions) {}
+
+  start(signal?: AbortSignal): void {
+    setMaxListeners(0, this.abort.signal); // every rollout in flight listens to it
+    signal?.addEventListener('abort', () => { this.abort.abort(); this.notify(); }, { once: true });
+    this.workers = Array.from({ length: this.o.concurrency }, () => this.worker());
+  }
+
+  /** Cancel what is running and wait for it to be torn down. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.notify();
+    await Promise.all(this.workers);
+  }
+
+  /**
+   * The freshest `count` ready units for a step at trainer version `version`, waiting until that
+   * many are ready; stale rollouts (older than `version − maxStaleness`) are dropped first.
+   * Undefined when the pool was stopped first.
+   */
+  async take(count: number, version: number, maxStaleness: number): Promise<Batch | undefined> {
+    const dropped: RolloutReport[] = [];
+    const droppedUnits: number[] = [];
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.abort.signal.aborted) return undefined;
+      for (let i = this.ready.length - 1; i >= 0; i--) {
+        const u = this.ready[i]!;
+        const keep = u.reports.filter((r) => { const v = rolloutVersion(r); return v === undefined || version - v <= maxStaleness; });
+        dropped.push(...u.reports.filter((r) => !keep.includes(r)));
+        u.reports = keep;
+        if (keep.length === 0) { this.ready.splice(i, 1); this.outstanding.delete(u.index); droppedUnits.push(u.index); this.notify(); }
+      }
+      if (this.ready.length >= count) break;
+      if (droppedUnits.length > 4 * this.o.maxOutstanding) {
+        // Every group comes back stale: the engine is not serving the trainer's weights. Stop,
+        // rather than roll out forever.
+        const served = Math.max(...dropped.map((r) => rolloutVersion(r) ?? -1));
+        throw new ClawGymError(ErrorCodes.ENGINE_SYNC_FAILED, `${droppedUnits.length} rollout groups in a row were more than ${maxStaleness} versions behind the trainer (version ${version}); the newest served version was ${served}`, {
+          hint: 'The engine is not loading the weights the trainer publishes: check its weight sync (docs/scale.md), or raise run.async.maxStaleness.',
+        });
+      }
+      await this.wait();
+    }
+    // Freshest first: the newest weights that served a unit, then the latest to finish.
+    const fresh = (u: Unit) => Math.min(...u.reports.map((r) => rolloutVersion(r) ?? -1));
+    this.ready.sort((a, b) => fresh(b) - fresh(a) || b.finishedAt - a.finishedAt);
+    const units = this.ready.splice(0, count);
+    for (const u of units) this.outstanding.delete(u.index);
+    this.notify();
+    return { units, dropped, droppedUnits };
+  }
+
+  private wait(): Promise<void> {
+    return new Promise<void>((ok) => this.waiters.push(ok));
+  }
+
+  /** Wake everyone waiting: a unit became ready, a slot freed, or the pool stopped. */
+  private notify(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** The next job to run, starting the next unit when the bound allows; undefined: wait. */
+  private async nextJob(): Promise<{ unit: number; job: RolloutJob } | undefined> {
+    if (this.queue.length) return this.queue.shift();
+    if (this.outstanding.size >= this.o.maxOutstanding) return undefined;
+    while (this.o.done.has(this.nextUnit)) this.nextUnit++;
+    const unit = this.nextUnit++;
+    this.outstanding.add(unit);
+    const jobs = await this.o.jobsOf(unit);
+    this.pending.set(unit, { left: jobs.length, reports: [] });
+    this.queue.push(...jobs.map((job) => ({ unit, job })));
+    return this.queue.shift();
+  }
+
+  private async worker(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      let next: { unit: number; job: RolloutJob } | undefined;
+      try {
+        next = await this.nextJob();
+      } catch (err) {
+        this.failure = err;
+        this.abort.abort();
+        this.notify();
+        return;
+      }
+      if (!next) {
+        await this.wait();
+        continue;
+      }
+      this.inFlight++;
+      const [report] = await this.o.runner.run([next.job], this.abort.signal);
+      this.inFlight--;
+      if (this.abort.signal.aborted || !report) break;
+      this.finished++;
+      this.o.onRollout?.(report);
+      const p = this.pending.get(next.unit)!;
+      p.reports.push(report);
+      if (--p.left === 0) {
+        this.pending.delete(next.unit);
+        this.ready.push({ index: next.unit, reports: p.reports, finishedAt: Date.now() });
+        this.notify();
+      }
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { byteChatMl, cpuKernels, createTokenIdEngine, type GeneratedToken, type GenerateRequest, type TokenIdEngineOptions } from '@clawgym/core';
+import { KvDecoder } from './decode';
+import { EmbeddedEngine, samplingLogprobs } from './engine';
+import type { ModelConfig } from './model';
+import { SharedPolicy } from './policy';
+import { publishPolicy } from './weights';
+
+/*
+ * `clawgym engine serve` as separate processes (the built CLI), driven by the same vLLM and
+ * SGLang clients a run uses against real servers: generation with token ids and logprobs,
+ * weight sync through each server kind's routes into every replica, and kill -9 of one replica.
+ */
+const bin = resolve(__dirname, '../../../core/bin/clawgym.js');
+const plugin = resolve(__dirname, '../dist/index.js');
+const model = { dModel: 16, layers: 1, heads: 2, context: 96 };
+const { tokenizer, chatTemplate } = byteChatMl();
+const config: ModelConfig = { vocabSize: tokenizer.vocabSize, ...model, mlpHidden: 4 * model.dModel, valueHead: true, valueDetach: true };
+const prompt = Int32Array.from(tokenizer.encode('<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n'));
+const END = chatTemplate.stopIds[0]!;
+
+const dir = mkdtempSync(join(tmpdir(), 'clawgym-engine-serve-'));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Start `clawgym engine serve` and resolve to its URL. */
+async function startServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [bin, 'engine', 'serve', '--config', join(dir, 'clawgym.config.mjs'), '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d) => { err += d; });
+  const url = await new Promise<string>((ok, fail) => {
+    child.stdout!.on('data', (d) => { out += d; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) ok(m[1]!); });
+    child.on('exit', (code) => fail(new Error(`engine serve exited ${code}: ${err}`)));
+  });
+  return { url, child };
+}
+
+const request = (sessionId: string, seed?: number): GenerateRequest => ({
+  promptIds: prompt, sessionId, sampling: { maxTokens: 12, temperature: 1, topP: 1, stopIds: [END], ...(seed === undefined ? {} : { seed }) },
+});
+async function collect(it: AsyncIterable<GeneratedToken>): Promise<GeneratedToken[]> {
+  const out: GeneratedToken[] = [];
+  for await (const t of it) out.push(t);
+  return out;
+}
+/** What the policy gives each of `tokens` after the prompt (teacher-forced), as the engine samples. */
+function scored(policy: SharedPolicy, tokens: readonly number[]): number[] {
+  const d = new KvDecoder(policy.model, prompt.length + tokens.length);
+  let logits = d.prefill(prompt);
+  return tokens.map((t) => {
+    const lp = samplingLogprobs(logits, 1, 1)[t]!;
+    logits = d.step(t);
+    return lp;
+  });
+}
+const client = (flavor: 'vllm' | 'sglang', replicas: string[], o: Partial<TokenIdEngineOptions> = {}) =>
+  createTokenIdEngine({ flavor, replicas, model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000, ...o });
+
+describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clients', () => {
+  it('serves the embedded model, loads published weights through both protocols, and fails over when a replica is killed', async () => {
+    writeFileSync(join(dir, 'clawgym.config.mjs'), [
+      `import m from ${JSON.stringify(plugin)};`,
+      'const embedded = m.default ?? m;',
+      `export default { plugins: [embedded()], engine: { use: 'embedded', options: { model: ${JSON.stringify(model)} } }, run: { outDir: ${JSON.stringify(join(dir, 'runs'))} } };`,
+    ].join('\n'));
+    writeFileSync(join(dir, 'package.json'), '{"name":"engine-serve-test","private":true}');
+    const [a, b] = await Promise.all([startServer(), startServer()]);
+    const local = new SharedPolicy(config, cpuKernels(), 0); // the servers' initial weights (seed 0)
+    const reference = new EmbeddedEngine(local, tokenizer, chatTemplate, 0);
+
+    // vLLM /v1/completions with token ids: the same seed gives the same tokens and logprobs as in process.
+    const vllm = client('vllm', [a.url, b.url]);
+    const want0 = await collect(reference.generate(request('ref', 7)));
+    expect(await collect(vllm.generate(request('v-a', 7)))).toEqual(want0);
+    expect(await collect(vllm.generate(request('v-b', 7)))).toEqual(want0); // the second session: the other replica
+
+    // vLLM full-weight routes into both replicas, from the folder the trainer side published.
+    const next = new SharedPolicy(config, cpuKernels(), 123);
+    next.version = 1;
+    const w1 = await publishPolicy(next, join(dir, 'weights'));
+    await vllm.syncWeights!(w1);
+    expect(vllm.replicas().map((r) => r.version)).toEqual([1, 1]);
+    const want1 = await collect(new EmbeddedEngine(next, tokenizer, chatTemplate, 0).generate(request('ref', 7)));
+    expect(want1).not.toEqual(want0);
+    expect(await collect(vllm.generate(request('v-a', 7)))).toEqual(want1);
+    expect(await collect(vllm.generate(request('v-b', 7)))).toEqual(want1);
+    expect(vllm.policyVersion('v-b')).toBe(1);
+
+    // SGLang /generate and update_weights_from_disk: the version each call reports, logprobs of the new weights.
+    const sglang = client('sglang', [a.url, b.url]);
+    const v2 = new SharedPolicy(config, cpuKernels(), 456);
+    v2.version = 2;
+    await sglang.syncWeights!(await publishPolicy(v2, join(dir, 'weights')));
+    for (const session of ['g-a', 'g-b']) {
+      const got = await collect(sglang.generate(request(session)));
+      expect(got.length).toBeGreaterThan(0);
+      const lps = scored(v2, got.map((t) => t.tokenId));
+      got.forEach((t, i) => expect(t.logprob).toBeCloseTo(lps[i]!, 4));
+      expect(sglang.policyVersion(session)).toBe(2);
+    }
+
+    // kill -9 replica A: the session on it fails as an engine failure; new sessions go to B.
+    a.child.kill('SIGKILL');
+    await new Promise((ok) => a.child.once('exit', ok));
+    await expect(collect(vllm.generate(request('v-a', 7)))).rejects.toMatchObject({ code: 'CLAWGYM_ENGINE_FAILED' });
+    expect(vllm.replicas().map((r) => r.healthy)).toEqual([false, true]);
+    expect((await collect(vllm.generate(request('v-new', 7)))).length).toBeGreaterThan(0);
+    await vllm.close!();
+    await sglang.close!();
+    b.child.kill('SIGTERM');
+  }, 60_000);
+});
