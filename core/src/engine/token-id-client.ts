@@ -208,7 +208,10 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
         const reported = flavor === 'sglang' ? await sglangSync(call, w)
           : w.kind === 'lora' ? await vllmLoraSync(call, w, loraPrefix)
             : await vllmFullSync(call, w, { get initialized() { return r.transferReady; }, set initialized(v) { r.transferReady = v; } });
-        if (reported !== undefined && reported !== w.version) throw new Error(`it reports serving version ${reported} after loading version ${w.version}`);
+        if (reported !== undefined && reported !== w.version) {
+          why = `it reports serving version ${reported} after loading version ${w.version}`;
+          continue; // retried like a failed call
+        }
         if (w.kind === 'lora') lora.add(r); else lora.delete(r);
         r.version = w.version;
         return undefined;
