@@ -52,7 +52,7 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     const calls = readdirSync(join(runDir, 'calls'));
     expect(calls.some((f) => f.startsWith('s2a2-'))).toBe(true);
     expect(JSON.parse(readFileSync(join(runDir, 'state.json'), 'utf8'))).toMatchObject({ step: 4, stepStarts: { 1: 1, 2: 2, 3: 1, 4: 1 } });
-    expect(readdirSync(join(runDir, 'checkpoint')).sort()).toEqual(['config.json', 'model.safetensors', 'optimizer.safetensors']);
+    expect(readdirSync(join(runDir, 'checkpoint')).sort()).toEqual(['clawgym-step.json', 'config.json', 'model.safetensors', 'optimizer.safetensors']);
     expect(JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8')).run.steps).toBe(4);
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('data-charts-drawn');
   }, 300_000);

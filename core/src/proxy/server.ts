@@ -237,9 +237,12 @@ export class ServingProxy {
    * Charge an error raised outside generation to its session. The proxy's own failures (5xx:
    * an exception while parsing, rendering or recording) count like engine failures: they set
    * the infra flag and count toward `maxConsecutiveFailures`. A refusal (4xx) is remembered,
-   * so that a harness which dies of it is an infra failure, never a reward-0 rollout.
+   * so that a harness which dies of it is an infra failure, never a reward-0 rollout — except a
+   * conversation that outgrew the model's context: that is the policy's doing, and dropping such
+   * rollouts would hide from training every rollout that ran too long.
    */
   private account(session: SessionState, err: unknown): void {
+    if (err instanceof WireError && err.byPolicy) return;
     const status = err instanceof WireError ? err.status || STATUS[err.kind] : 500;
     const message = `${status}: ${messageOf(err)}`;
     if (status >= 500) {
@@ -268,7 +271,7 @@ export class ServingProxy {
     // record claim ids the engine never saw. A refused call is neither recorded nor an engine failure.
     const context = engine.contextLength;
     if (context !== undefined && prepared.promptIds.length >= context) {
-      throw new WireError(400, 'invalid_request', `prompt is too long: ${prepared.promptIds.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`);
+      throw new WireError(400, 'invalid_request', `prompt is too long: ${prepared.promptIds.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`, true);
     }
     const callIndex = session.nextCall++;
     // The output is capped at the room the context leaves, and reported as cut ('length') when it fills it.

@@ -25,7 +25,17 @@ export interface ParsedRequest {
 
 /** A request the wire format cannot accept; answered with `status` in the format's error shape. */
 export class WireError extends Error {
-  constructor(readonly status: number, readonly kind: ErrorKind, message: string) {
+  constructor(
+    readonly status: number,
+    readonly kind: ErrorKind,
+    message: string,
+    /**
+     * The policy's own doing, not ours or the harness's: a conversation that outgrew the model's
+     * context. A harness that fails of it is scored (reward 0), as a rollout that ran out of
+     * room would be, not dropped as an infra failure.
+     */
+    readonly byPolicy = false,
+  ) {
     super(message);
   }
 }
