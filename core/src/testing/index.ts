@@ -19,3 +19,5 @@ export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type Captu
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';
+export { TEST_MODELS, testModelDir, testModel, GOLDEN_NOW, type TestModel } from './test-models';
+export { realTemplateFacts } from './real-template-facts';
