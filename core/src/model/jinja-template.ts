@@ -32,6 +32,8 @@ export interface ContinuationMemo {
   checkedAt?: number;
   /** The window once gave another answer than the full render: render in full. */
   whole?: boolean;
+  /** The last call's window with its reply and new messages, and their render (see continueFrom). */
+  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tail: string; tailLength: number; tools: string };
 }
 
 /** A rendered prompt: its text and its ids. */
@@ -195,9 +197,26 @@ export class JinjaChatTemplate implements ChatTemplate {
     if (all.length) picked.add(all.length - 1);
     // Context messages only set the template's state (roles, calls, markers at the ends of the
     // text): their text lands in the prefix that is cut off, so long text is abbreviated.
-    const windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
+    let windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
     const standIn = history.tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } }));
-    const fast = this.continueWith(windowed, reply, following, history, standIn, false);
+    // The last call's window plus what it added is a window of this call too (it keeps the
+    // system message, the first tool result, the last user query and ends with the message
+    // before the reply), and its render, without the generation prompt, is already known: one
+    // render per call instead of two, until the window has grown to 16 messages.
+    const prev = memo.last;
+    const gp = this.generationPrompt();
+    const toolNames = JSON.stringify(standIn.map((t) => t.name));
+    let known: RawRender | undefined;
+    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length >= prev.tailLength
+      && prev.raw.endsWith(gp) && JSON.stringify(all.slice(all.length - prev.tailLength)) === prev.tail) {
+      windowed = prev.window;
+      known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
+    }
+    const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
+    if (fast?.after) {
+      const tail = [...reply, ...following];
+      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tail: JSON.stringify(tail), tailLength: tail.length, tools: toolNames };
+    } else memo.last = undefined;
     const size = all.length + 1;
     if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
     const full = whole();
@@ -207,12 +226,12 @@ export class JinjaChatTemplate implements ChatTemplate {
     return full;
   }
 
-  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean): { ids: number[]; drift: Drift } | undefined {
+  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: number[]; drift: Drift; after?: RawRender } | undefined {
     let before: RawRender;
     let open: RawRender;
     let after: RawRender;
     try {
-      before = this.renderRaw(context, tools, false);
+      before = known ?? this.renderRaw(context, tools, false);
       // The window's generation prompt is the template's usual one (one render fewer per call);
       // the check against the full render, which renders it for real, catches a template whose
       // generation prompt depends on the conversation.
@@ -235,7 +254,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     if (!stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template writes no stop token (${this.stopTexts.join(', ')}) after an assistant reply`);
     const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
     const ids = [...(generated ? [] : [stop.id]), ...this.encodeRaw(after.raw.slice(stop.end), after.neutral)];
-    return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id) };
+    return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id), after };
   }
 
   private genPrompt?: string | null;
