@@ -33,7 +33,7 @@ export interface ContinuationMemo {
   /** The window once gave another answer than the full render: render in full. */
   whole?: boolean;
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
-  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tail: string; tailLength: number; tools: string };
+  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tail: string; tailLength: number; tools: string; history: { json: string; length: number } };
 }
 
 /** A rendered prompt: its text and its ids. */
@@ -207,15 +207,17 @@ export class JinjaChatTemplate implements ChatTemplate {
     const gp = this.generationPrompt();
     const toolNames = JSON.stringify(standIn.map((t) => t.name));
     let known: RawRender | undefined;
-    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length >= prev.tailLength
-      && prev.raw.endsWith(gp) && JSON.stringify(all.slice(all.length - prev.tailLength)) === prev.tail) {
+    // Only when this history is exactly that call's history plus that tail (a session can branch).
+    const historyJson = JSON.stringify(all);
+    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length + prev.tailLength
+      && prev.raw.endsWith(gp) && historyJson === `${prev.history.json.slice(0, -1)}${prev.history.length ? ',' : ''}${prev.tail.slice(1)}`) {
       windowed = prev.window;
       known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
     }
     const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
     if (fast?.after) {
       const tail = [...reply, ...following];
-      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tail: JSON.stringify(tail), tailLength: tail.length, tools: toolNames };
+      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tail: JSON.stringify(tail), tailLength: tail.length, tools: toolNames, history: { json: historyJson, length: all.length } };
     } else memo.last = undefined;
     const size = all.length + 1;
     if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
