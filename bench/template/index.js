@@ -74,7 +74,9 @@ function tokenizers(texts) {
     const m = ref.encode(text, { add_special_tokens: false }).length;
     speed.ref.push(m / (ms(t0) / 1000));
   }
-  return { compared, mismatches, encode: pct(speed.ours.slice(1), 0.5), reference: pct(speed.ref.slice(1), 0.5), tokens: ours.encodeMarkup(text).length };
+  // Our tokenizer remembers the ids of each pre-token piece: rounds after the first re-encode
+  // text it has seen. The first round of a fresh tokenizer is the figure for new text.
+  return { compared, mismatches, encode: pct(speed.ours.slice(1), 0.5), cold: speed.ours[0], reference: pct(speed.ref.slice(1), 0.5), tokens: ours.encodeMarkup(text).length };
 }
 
 /** OpenClaw's recorded first request: its system prompt and tools (a harness-shaped conversation start). */
@@ -206,7 +208,7 @@ async function main() {
   const g = goldens();
   console.log(`goldens: ${g.match}/${g.cases} byte-equal to Python's jinja2 (scripts/template-goldens.py)`);
   const t = tokenizers(g.texts);
-  console.log(`tokenizer: ${t.mismatches} mismatches against @lenml/tokenizers on ${t.compared} texts of 5 models; encoding ${t.tokens} tokens: ours ${t.encode.toFixed(0)} tok/s, reference ${t.reference.toFixed(0)} tok/s`);
+  console.log(`tokenizer: ${t.mismatches} mismatches against @lenml/tokenizers on ${t.compared} texts of 5 models; encoding ${t.tokens} tokens: ours ${t.encode.toFixed(0)} tok/s (fresh tokenizer, first pass: ${t.cold.toFixed(0)} tok/s), reference ${t.reference.toFixed(0)} tok/s`);
   renderCost(50, 3); // warm-up
   const costs = renderCost(50, 20);
   console.log(`Qwen3 TITO render cost (ledger.prepare, OpenClaw's system prompt and ${HARNESS_TOOLS.length} tools): turn 1 (full render) ${costs[0].toFixed(2)} ms, turn 2 ${costs[1].toFixed(2)} ms, turn 50 ${costs[49].toFixed(2)} ms, slowest turn ${Math.max(...costs).toFixed(2)} ms`);
@@ -214,7 +216,7 @@ async function main() {
   const rt = await roundTrips(256, RATE, 16);
   const drift = rt.records.reduce((m, r) => { m[r.drift?.class ?? 'none'] = (m[r.drift?.class ?? 'none'] ?? 0) + 1; return m; }, {});
   console.log(`round trip, 256 sessions at ${RATE} calls/s: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
-  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
+  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} encode_first_pass_tok_per_s=${t.cold.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
   agent.destroy();
 }
 

@@ -13,6 +13,11 @@ export interface TreeNode {
   logprobs?: Float32Array;
   /** The call that contributed this run. */
   callIndex: number;
+  /**
+   * For generated runs: the distribution the engine sampled them from (the call record's
+   * temperature and top-p), which a trainer scores them under. Unset: temperature 1, top-p 1.
+   */
+  sampling?: { temperature: number; topP: number };
   /** Set when a filter removed this node from the loss, with the filter's reason. */
   removedBy?: string;
 }

@@ -24,6 +24,43 @@ function isControl(t: AddedToken, template: string): boolean {
   return !/\s/u.test(t.content) && /[<>[\]|]/u.test(t.content) && template.includes(t.content);
 }
 
+/** The library's internals the piece cache uses (see {@link HfTokenizer}'s `pieces`). */
+interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[] }
+interface LibInternals {
+  normalizer: ((s: string) => string) | null;
+  pre_tokenizer: LibStage | null;
+  model: ((tokens: string[]) => string[]) & { tokens_to_ids: Map<string, number>; unk_token_id?: number };
+  added_tokens: unknown[];
+  remove_space?: boolean;
+  do_lowercase_and_remove_accent?: boolean;
+}
+interface PieceCache {
+  normalize?: (s: string) => string;
+  first: LibStage;
+  rest: (LibStage | null)[];
+  model: (tokens: string[]) => string[];
+  vocab: Map<string, number>;
+  unk?: number;
+  cache: Map<string, number[]>;
+}
+
+function pieceCache(tokenizer: HfLibTokenizer): PieceCache | undefined {
+  const lib = tokenizer as unknown as LibInternals;
+  if (lib.added_tokens?.length || lib.remove_space || lib.do_lowercase_and_remove_accent || !lib.pre_tokenizer || typeof lib.model !== 'function' || !(lib.model.tokens_to_ids instanceof Map)) return undefined;
+  const stages = Array.isArray(lib.pre_tokenizer.tokenizers) ? lib.pre_tokenizer.tokenizers : [lib.pre_tokenizer];
+  const [first, ...rest] = stages;
+  if (!first || typeof first.pre_tokenize !== 'function') return undefined;
+  const p: PieceCache = {
+    normalize: lib.normalizer ?? undefined, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
+  };
+  // The post-processor must add nothing when special tokens are off: compare on a probe.
+  const probe = 'Hello, world! 123  \n\tcafé 你好';
+  const lib2 = tokenizer.encode(probe, { add_special_tokens: false }).ids;
+  const normalized = p.normalize ? p.normalize(probe) : probe;
+  const ours = p.first.pre_tokenize(normalized, { section_index: 0 }).flatMap((piece) => p.model(p.rest.reduce((pre, st) => (st ? st.pre_tokenize(pre, { section_index: 0 }) : pre), [piece])).map((t) => p.vocab.get(t) ?? p.unk!));
+  return ours.length === lib2.length && ours.every((id, i) => id === lib2[i]) ? p : undefined;
+}
+
 /**
  * A Hugging Face `tokenizer.json` tokenizer (via `@huggingface/tokenizers`) that keeps template
  * markup and message text apart. {@link encode} is for text from messages: it can never yield a
@@ -55,6 +92,7 @@ export class HfTokenizer implements Tokenizer {
       { ...tokenizerJson, added_tokens: added.filter((t) => !control.has(t.content)) },
       { ...config, added_tokens_decoder: Object.fromEntries(Object.entries(decoder).filter(([, t]) => !control.has(t.content))) },
     );
+    this.pieces = pieceCache(this.plain);
     if (control.size) this.controlRe = new RegExp([...control.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'gu');
     const modelVocab = Object.keys(((tokenizerJson.model as { vocab?: object })?.vocab) ?? {}).length;
     this.vocabSize = Math.max(modelVocab, ...added.map((t) => t.id + 1));
@@ -62,8 +100,35 @@ export class HfTokenizer implements Tokenizer {
 
   /** Encode text from a message: never a control id. */
   encode(text: string): number[] {
-    return text ? this.plain.encode(text, { add_special_tokens: false }).ids : [];
+    if (!text) return [];
+    if (!this.pieces) return this.plain.encode(text, { add_special_tokens: false }).ids;
+    // The library's own pipeline, with the ids of each first-stage piece remembered (see PieceCache).
+    const p = this.pieces;
+    const normalized = p.normalize ? p.normalize(text) : text;
+    const out: number[] = [];
+    if (!normalized) return out;
+    for (const piece of p.first.pre_tokenize(normalized, { section_index: 0 })) {
+      let ids = p.cache.get(piece);
+      if (!ids) {
+        const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
+        ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
+        if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+      }
+      for (const id of ids) out.push(id);
+    }
+    return out;
   }
+
+  /**
+   * BPE costs ~10 µs a token in the library, mostly per piece (byte mapping, merges), and a
+   * harness's text repeats its pieces (words, paths, indentation) endlessly. The library's
+   * pipeline is compositional after its first pre-tokenizer stage — later stages and the model
+   * work on each piece alone — so the ids of a piece are a function of the piece: remembered,
+   * they cost a lookup. Used only where nothing else can change the result: no added tokens
+   * left in the text vocabulary (they would split the text first), no whitespace or accent
+   * rewriting, and a post-processor that adds nothing without special tokens (checked on a probe).
+   */
+  private readonly pieces?: PieceCache;
 
   /** Encode text the template wrote: control tokens become their ids, the rest as {@link encode}. */
   encodeMarkup(text: string): number[] {

@@ -97,6 +97,9 @@ function rewrite(n: unknown): unknown {
   return n;
 }
 
+/** A value converted once for the interpreter (see {@link JinjaRenderer.prepare}). */
+export interface Prepared { readonly runtime: unknown }
+
 /** Raised by a template's `raise_exception(...)`: the template refused the conversation. */
 class TemplateException extends Error {}
 
@@ -118,7 +121,17 @@ export class JinjaRenderer {
     }
   }
 
-  render(variables: Record<string, unknown>): string {
+  /**
+   * A variable converted once to the interpreter's values, for {@link render}'s `prepared`: a
+   * harness's tool list is the same at every call, and converting its schemas (and the garbage
+   * that makes) is a good part of a render. Safe to share between renders: templates can mutate
+   * only the namespaces they make themselves.
+   */
+  prepare(value: unknown): Prepared {
+    return { runtime: new Environment().set('v', value) };
+  }
+
+  render(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
     try {
       // Template.render with our own globals: the library's strftime_now reads the wall clock in
       // the host locale, ours takes a clock (goldens pin it) and Python's C-locale names.
@@ -128,7 +141,8 @@ export class JinjaRenderer {
         raise_exception: (message: string) => { throw new TemplateException(message); },
         strftime_now: (format: string) => strftime(format, this.now()),
       };
-      for (const [k, v] of Object.entries({ ...variables, ...globals })) if (v !== undefined) env.set(k, v);
+      for (const [k, v] of Object.entries({ ...variables, ...globals })) if (v !== undefined && !(k in prepared)) env.set(k, v);
+      for (const [k, v] of Object.entries(prepared)) env.declareVariable(k, v.runtime as Parameters<typeof env.declareVariable>[1]);
       return new Interpreter(env).run(this.template.parsed).value as string;
     } catch (err) {
       const refused = err instanceof TemplateException;

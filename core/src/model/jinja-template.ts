@@ -4,7 +4,7 @@ import { ClawGymError, ErrorCodes } from '../errors';
 import { eventsToMessage } from '../engine/output';
 import { detectFamily, type Family } from './families';
 import type { HfTokenizer } from './hf-tokenizer';
-import { JinjaRenderer } from './jinja-env';
+import { JinjaRenderer, type Prepared } from './jinja-env';
 import { lookAlikeRegex, Neutralizer } from './neutralize';
 import { idStreamParser } from './parsers/types';
 import { templateTools, toTemplateMessages, type TemplateMessage } from './template-messages';
@@ -32,6 +32,8 @@ export interface ContinuationMemo {
   checkedAt?: number;
   /** The window once gave another answer than the full render: render in full. */
   whole?: boolean;
+  /** The last call's window with its reply and new messages, and their render (see continueFrom). */
+  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tail: string; tailLength: number; tools: string; history: { json: string; length: number } };
 }
 
 /** A rendered prompt: its text and its ids. */
@@ -84,15 +86,33 @@ export class JinjaChatTemplate implements ChatTemplate {
   }
 
   private renderTemplate(messages: readonly unknown[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): RawRender {
-    const neutral = new Neutralizer(this.lookAlike);
+    const t = tools ? this.preparedTools(tools) : undefined;
+    const neutral = new Neutralizer(this.lookAlike, t?.originals);
     const raw = this.renderer.render({
       ...this.o.specialTokens,
       ...this.o.kwargs,
       messages: neutral.apply(messages),
-      tools: tools ? neutral.apply(tools) : undefined,
       add_generation_prompt: addGenerationPrompt,
-    });
+    }, t ? { tools: t.value } : {});
     return { raw, neutral };
+  }
+
+  /**
+   * Tool lists, neutralized and converted for the interpreter once: a harness offers the same
+   * tools at every call of every session, and their schemas are most of a render's values.
+   * Keyed by their JSON; least recently used first out.
+   */
+  private readonly toolsCache = new Map<string, { value: Prepared; originals: readonly string[] }>();
+
+  private preparedTools(tools: readonly unknown[]): { value: Prepared; originals: readonly string[] } {
+    const key = JSON.stringify(tools);
+    const hit = this.toolsCache.get(key);
+    if (hit) { this.toolsCache.delete(key); this.toolsCache.set(key, hit); return hit; }
+    const neutral = new Neutralizer(this.lookAlike);
+    const entry = { value: this.renderer.prepare(neutral.apply(tools)), originals: neutral.originals };
+    this.toolsCache.set(key, entry);
+    if (this.toolsCache.size > 32) this.toolsCache.delete(this.toolsCache.keys().next().value!);
+    return entry;
   }
 
   /**
@@ -177,9 +197,28 @@ export class JinjaChatTemplate implements ChatTemplate {
     if (all.length) picked.add(all.length - 1);
     // Context messages only set the template's state (roles, calls, markers at the ends of the
     // text): their text lands in the prefix that is cut off, so long text is abbreviated.
-    const windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
+    let windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
     const standIn = history.tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } }));
-    const fast = this.continueWith(windowed, reply, following, history, standIn, false);
+    // The last call's window plus what it added is a window of this call too (it keeps the
+    // system message, the first tool result, the last user query and ends with the message
+    // before the reply), and its render, without the generation prompt, is already known: one
+    // render per call instead of two, until the window has grown to 16 messages.
+    const prev = memo.last;
+    const gp = this.generationPrompt();
+    const toolNames = JSON.stringify(standIn.map((t) => t.name));
+    let known: RawRender | undefined;
+    // Only when this history is exactly that call's history plus that tail (a session can branch).
+    const historyJson = JSON.stringify(all);
+    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length + prev.tailLength
+      && prev.raw.endsWith(gp) && historyJson === `${prev.history.json.slice(0, -1)}${prev.history.length ? ',' : ''}${prev.tail.slice(1)}`) {
+      windowed = prev.window;
+      known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
+    }
+    const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
+    if (fast?.after) {
+      const tail = [...reply, ...following];
+      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tail: JSON.stringify(tail), tailLength: tail.length, tools: toolNames, history: { json: historyJson, length: all.length } };
+    } else memo.last = undefined;
     const size = all.length + 1;
     if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
     const full = whole();
@@ -189,13 +228,17 @@ export class JinjaChatTemplate implements ChatTemplate {
     return full;
   }
 
-  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean): { ids: number[]; drift: Drift } | undefined {
+  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: number[]; drift: Drift; after?: RawRender } | undefined {
     let before: RawRender;
     let open: RawRender;
     let after: RawRender;
     try {
-      before = this.renderRaw(context, tools, false);
-      open = this.renderRaw(context, tools, true);
+      before = known ?? this.renderRaw(context, tools, false);
+      // The window's generation prompt is the template's usual one (one render fewer per call);
+      // the check against the full render, which renders it for real, catches a template whose
+      // generation prompt depends on the conversation.
+      const gp = whole ? null : this.generationPrompt();
+      open = gp === null ? this.renderRaw(context, tools, true) : { raw: before.raw + gp, neutral: before.neutral };
       after = this.renderRaw([...context, ...reply, ...next], tools, true);
     } catch (err) {
       if (!whole) return undefined;
@@ -213,7 +256,30 @@ export class JinjaChatTemplate implements ChatTemplate {
     if (!stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template writes no stop token (${this.stopTexts.join(', ')}) after an assistant reply`);
     const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
     const ids = [...(generated ? [] : [stop.id]), ...this.encodeRaw(after.raw.slice(stop.end), after.neutral)];
-    return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id) };
+    return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id), after };
+  }
+
+  private genPrompt?: string | null;
+
+  /**
+   * The text `add_generation_prompt` appends, when it appends the same text after two different
+   * conversations (null when it does not, or when the template refuses the probes).
+   */
+  private generationPrompt(): string | null {
+    if (this.genPrompt !== undefined) return this.genPrompt;
+    const probe = (messages: TemplateMessage[]) => {
+      const without = this.renderRaw(messages, [], false).raw;
+      const withIt = this.renderRaw(messages, [], true).raw;
+      return withIt.startsWith(without) ? withIt.slice(without.length) : null;
+    };
+    try {
+      const a = probe([{ role: 'user', content: 'x' }]);
+      const b = probe([{ role: 'system', content: 's' }, { role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }, { role: 'user', content: 'z' }]);
+      this.genPrompt = a !== null && a === b ? a : null;
+    } catch {
+      this.genPrompt = null;
+    }
+    return this.genPrompt;
   }
 
   /** Compare the template's render of the reply with the raw ids the engine generated. */
@@ -223,7 +289,13 @@ export class JinjaChatTemplate implements ChatTemplate {
     const template = neutral.restore(segmentRaw);
     const engine = genPrompt + tok.decode(raw);
     if (template !== engine) {
-      if (thinkRe.test(engine) && !thinkRe.test(template)) return { class: 'realigned', reason: 'the template drops the reply\'s <think> reasoning once a new user turn follows; the raw ids the engine saw are kept' };
+      const think = thinkRe.exec(engine);
+      if (think && !thinkRe.test(template)) {
+        // Qwen3 writes an empty <think></think> on the latest reply only; earlier empty ones go.
+        return /^<think>\s*<\/think>$/.test(think[0])
+          ? { class: 'realigned', reason: 'the template writes the reply\'s empty <think></think> only while it is the latest turn; the raw ids the engine saw are kept' }
+          : { class: 'realigned', reason: 'the template drops the reply\'s <think> reasoning once a new user turn follows; the raw ids the engine saw are kept' };
+      }
       let i = 0;
       while (i < template.length && template[i] === engine[i]) i++;
       return { class: 'realigned', reason: `the template re-renders the reply (first difference at character ${i}: generated ${JSON.stringify(engine.slice(i, i + 24))}, template ${JSON.stringify(template.slice(i, i + 24))}); the raw ids are kept` };

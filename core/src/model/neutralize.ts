@@ -12,9 +12,12 @@ const CLOSE = '\uE001';
 const PLACEHOLDER = /\uE000(\d+)\uE001/g;
 
 export class Neutralizer {
-  readonly originals: string[] = [];
+  readonly originals: string[];
 
-  constructor(private readonly lookAlike: RegExp) {}
+  /** `seed`: the originals of values neutralized before (their placeholders keep their numbers). */
+  constructor(private readonly lookAlike: RegExp, seed: readonly string[] = []) {
+    this.originals = [...seed];
+  }
 
   /** `value` with every look-alike in its strings (keys too) replaced by a placeholder. */
   apply<T>(value: T): T {

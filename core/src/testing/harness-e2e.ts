@@ -27,10 +27,12 @@ export async function runHarnessOnce(opts: {
   rolloutId?: string;
   /** Keep the call records in `<runDir>/calls` (for `clawgym inspect`); default: a temp folder. */
   runDir?: string;
+  /** The tokenizer and chat template the scripted engine answers with (default: byte-level ChatML), e.g. `testModel('qwen3')`. */
+  template?: NonNullable<Parameters<typeof startScriptedProxy>[1]>['template'];
 }): Promise<{ result: HarnessRunResult; records: ModelCallRecord[]; sandbox: Sandbox; close: () => Promise<void> }> {
   const rolloutId = opts.rolloutId ?? opts.harness.name;
   let workspace = '';
-  const p = await startScriptedProxy((ctx) => opts.script({ ...ctx, workspace }), { runDir: opts.runDir ?? process.env.CLAWGYM_E2E_RUNS });
+  const p = await startScriptedProxy((ctx) => opts.script({ ...ctx, workspace }), { runDir: opts.runDir ?? process.env.CLAWGYM_E2E_RUNS, template: opts.template });
   const socketDir = mkdtempSync(join(tmpdir(), 'clawgym-sock-'));
   const socketPath = join(socketDir, 'proxy.sock');
   let sandbox: Sandbox | undefined;

@@ -96,6 +96,12 @@ class Tree {
  * history, so building costs the new tokens of each call; forks and retries are attached by
  * token-level longest-prefix search. Failed and aborted calls are left out (and counted).
  */
+/** A record's sampling distribution, when it is not plain softmax (temperature 1, top-p 1). */
+function samplingOf(r: ModelCallRecord | undefined): { sampling?: { temperature: number; topP: number } } {
+  const s = r?.sampling;
+  return s && (s.temperature !== 1 || s.topP < 1) ? { sampling: { temperature: s.temperature, topP: s.topP } } : {};
+}
+
 export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo, options: BuildOptions): RolloutTree {
   const answered = [...records].sort((a, b) => a.callIndex - b.callIndex).filter((r) => r.finishReason !== 'error' && r.finishReason !== 'aborted');
   const byIndex = new Map(answered.map((r) => [r.callIndex, r]));
@@ -168,7 +174,7 @@ export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo
       if (parentId === -1 && t !== mainTree) auxiliaryRoots.push(id);
       nodes.push({
         id, parent: parentId, kind: run.kind, tokens: run.tokens, callIndex: run.callIndex,
-        ...(run.kind === 'generated' ? { logprobs: run.logprobs } : {}),
+        ...(run.kind === 'generated' ? { logprobs: run.logprobs, ...samplingOf(byIndex.get(run.callIndex)) } : {}),
       });
       for (let c = run.children.length - 1; c >= 0; c--) stack.push([run.children[c]!, id]);
     }

@@ -44,6 +44,39 @@ describe('embedded engine and trainer', () => {
     expect(diffs.reduce((s, d) => s + d, 0) / diffs.length).toBeLessThanOrEqual(1e-4);
   });
 
+  it('at temperature 0.7 and top-p 0.9 the trainer scores the tokens under the distribution they were sampled from: engine/trainer mismatch at float noise', async () => {
+    const policy = new SharedPolicy(config, cpuKernels(), 5);
+    // Sharper logits than a fresh init, so the nucleus cuts real tokens away.
+    for (const [name, p] of policy.model.params) if (/emb|out|head/.test(name)) for (let i = 0; i < p.length; i++) p[i] = p[i]! * 4;
+    const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 5);
+    const out: { tokenId: number; logprob: number }[] = [];
+    for await (const t of engine.generate({ promptIds: prompt, sampling: { maxTokens: 32, temperature: 0.7, topP: 0.9, seed: 7, stopIds: [] } })) out.push(t);
+    const info = { rolloutId: 'a', taskId: 't', category: 'c', harness: 'h', outcome: 'ok' as const, reward: 1 };
+    const sampled = buildTree([{ ...record(out), sampling: { temperature: 0.7, topP: 0.9, logprobs: 'processed' } }], info, { messageEndId: tokenizer.special('<|im_end|>') });
+    expect(sampled.nodes.find((n) => n.kind === 'generated')!.sampling).toEqual({ temperature: 0.7, topP: 0.9 });
+    const trainer = new EmbeddedTrainer(policy, opt);
+    const mean = (xs: number[]) => xs.reduce((s, d) => s + d, 0) / xs.length;
+    const scored = [...(await trainer.logprobs([sampled])).get('a')!.values()][0]!;
+    const diffs = out.map((t, i) => Math.abs(t.logprob - scored[i]!));
+    expect(mean(diffs)).toBeLessThanOrEqual(1e-5);
+    expect(Math.max(...diffs)).toBeLessThanOrEqual(1e-4);
+    // Scored as plain softmax (temperature 1, no nucleus), as before: far from the engine's.
+    const plain = buildTree([record(out)], info, { messageEndId: tokenizer.special('<|im_end|>') });
+    const raw = [...(await trainer.logprobs([plain])).get('a')!.values()][0]!;
+    expect(mean(out.map((t, i) => Math.abs(t.logprob - raw[i]!)))).toBeGreaterThan(0.05);
+    // The step reads the same mismatch, and a positive advantage raises the tempered logprobs.
+    const gen = sampled.nodes.filter((n) => n.kind === 'generated');
+    const step = await trainer.step({
+      trees: [sampled], advantages: { algorithm: 'test', advantages: new Map([['a', new Map(gen.map((n) => [n.id, new Float32Array(n.tokens.length).fill(1)]))]]), metrics: {} },
+      loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2 }, policyLoss: clippedTisLoss,
+    });
+    expect(step.mismatchAbsLogp).toBeLessThanOrEqual(1e-5);
+    expect(step.clipFraction).toBe(0);
+    const after = [...(await trainer.logprobs([sampled])).get('a')!.values()][0]!;
+    expect(after.reduce((a, b) => a + b, 0)).toBeGreaterThan(scored.reduce((a, b) => a + b, 0));
+    expect(after.every(Number.isFinite)).toBe(true);
+  });
+
   it('prefills a repeated prompt once, samples from it as a fresh engine would, and never reuses it after the weights change', async () => {
     const policy = new SharedPolicy(config, cpuKernels(), 8);
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 8);

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawGymError, ErrorCodes, packTree, valueLoss, type AdamParams, type DatumTrainer, type PublishedWeights, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { samplingLogprobs } from './engine';
 import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { EmbeddedDatumTrainer } from './datum-trainer';
@@ -20,6 +21,56 @@ export interface OptimizerConfig {
   warmupSteps: number;
   /** The value head's lr as a multiple of lr (the plugin's `optimizer.valueLrScale` defaults to 30; unset here means 1). */
   valueLrScale?: number;
+}
+
+/** Per packed token, the temperature and top-p its call sampled with (see {@link samplingRows}). */
+interface TokenSampling { temperature: Float32Array; topP: Float32Array }
+
+/** The sampling settings of each packed token, from its generated node; undefined when all are plain softmax. */
+function tokenSampling(tree: RolloutTree, offsets: Int32Array, length: number): TokenSampling | undefined {
+  let out: TokenSampling | undefined;
+  for (const n of tree.nodes) {
+    const at = offsets[n.id]!;
+    if (n.kind !== 'generated' || at < 0 || !n.sampling) continue;
+    out ??= { temperature: new Float32Array(length).fill(1), topP: new Float32Array(length).fill(1) };
+    out.temperature.fill(n.sampling.temperature, at, at + n.tokens.length);
+    out.topP.fill(n.sampling.topP, at, at + n.tokens.length);
+  }
+  return out;
+}
+
+/**
+ * Where a token was sampled with temperature or top-p, its logprob under that distribution —
+ * the engine's own `samplingLogprobs` of its parent row, so the trainer's nucleus is the
+ * sampler's — and that distribution (for the gradient: d log q(tok) / d logits = (onehot − q) / T,
+ * the nucleus held fixed as the sampler's support). A token outside the recomputed nucleus
+ * (weights changed since sampling, in later epochs) joins it, so its logprob stays finite.
+ */
+function samplingRows(fwd: ForwardResult, tokens: Int32Array, parents: Int32Array, V: number, s: TokenSampling, lp: Float32Array): Map<number, { q: Float32Array; invT: number }> {
+  const rows = new Map<number, { q: Float32Array; invT: number }>();
+  for (let i = 0; i < tokens.length; i++) {
+    const p = parents[i]!;
+    const T = s.temperature[i]!;
+    const P = s.topP[i]!;
+    if (p < 0 || (T === 1 && P >= 1)) continue;
+    const row = fwd.logits.subarray(p * V, (p + 1) * V);
+    const out = samplingLogprobs(row, T, P);
+    const tok = tokens[i]!;
+    const t = Math.max(T, 1e-6);
+    if (out[tok] === -Infinity) {
+      // Renormalise the nucleus with the token in it: log Σ_{N ∪ tok} exp(z/T) from the kept logprobs.
+      let sum = 0;
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) if (out[v] !== -Infinity) max = Math.max(max, row[v]! / t);
+      max = Math.max(max, row[tok]! / t);
+      for (let v = 0; v < V; v++) if (out[v] !== -Infinity || v === tok) sum += Math.exp(row[v]! / t - max);
+      const logZ = max + Math.log(sum);
+      for (let v = 0; v < V; v++) if (out[v] !== -Infinity || v === tok) out[v] = row[v]! / t - logZ;
+    }
+    lp[i] = out[tok]!;
+    rows.set(i, { q: Float32Array.from(out, (x) => Math.exp(x)), invT: 1 / t });
+  }
+  return rows;
 }
 
 /** Log-probabilities of `tokens[i]` predicted from its parent's position, for every i with a parent. */
@@ -83,6 +134,8 @@ export class EmbeddedTrainer implements Trainer {
     for (const tree of trees) {
       const { packed, fwd } = this.forwardTree(tree);
       const lp = tokenLogprobs(fwd, packed.tokens, packed.parents, V);
+      const sampling = tokenSampling(tree, packed.nodeOffsets, packed.tokens.length);
+      if (sampling) samplingRows(fwd, packed.tokens, packed.parents, V, sampling, lp);
       out.set(tree.rolloutId, splitByNode(tree, lp, packed.nodeOffsets));
     }
     return out;
@@ -137,6 +190,9 @@ export class EmbeddedTrainer implements Trainer {
       const { packed, fwd } = this.forwardTree(tree, batch);
       const probs = new Float32Array(fwd.T * V);
       const lpAll = tokenLogprobs(fwd, packed.tokens, packed.parents, V, probs);
+      // Tokens sampled with temperature or top-p are scored under that distribution (as the engine recorded them).
+      const sampling = tokenSampling(tree, packed.nodeOffsets, packed.tokens.length);
+      const tempered = sampling ? samplingRows(fwd, packed.tokens, packed.parents, V, sampling, lpAll) : undefined;
       const idx: number[] = [];
       for (let i = 0; i < packed.tokens.length; i++) if (packed.lossMask[i] && packed.parents[i]! >= 0) idx.push(i);
       const n = idx.length;
@@ -155,6 +211,14 @@ export class EmbeddedTrainer implements Trainer {
         const p = packed.parents[i]!;
         const gl = res.grad[j]! * share;
         if (gl === 0) return;
+        const t = tempered?.get(i);
+        if (t) {
+          // d log q(tok | row p) / d logits[p] = (onehot(tok) − q) / T
+          const g = gl * t.invT;
+          for (let v = 0; v < V; v++) dlogits[p * V + v] = dlogits[p * V + v]! - g * t.q[v]!;
+          dlogits[p * V + packed.tokens[i]!] = dlogits[p * V + packed.tokens[i]!]! + g;
+          return;
+        }
         // d logp(tok | row p) / d logits[p] = onehot(tok) − softmax(logits[p])
         for (let v = 0; v < V; v++) dlogits[p * V + v] = dlogits[p * V + v]! - gl * probs[p * V + v]!;
         dlogits[p * V + packed.tokens[i]!] = dlogits[p * V + packed.tokens[i]!]! + gl;

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, removeTempProjects, runHarnessOnce, tempProject } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, realTemplateFacts, removeTempProjects, runHarnessOnce, tempProject, testModel } from '@clawgym/core/testing';
 import { claudeCodeHarness } from './index';
 
 
@@ -107,6 +107,40 @@ describeIf(missing, 'stock Claude Code (non-essential traffic on) through the pr
       const tito = titoStats(run.records);
       expect(tito).toMatchObject({ forks: 0, rate: 1 });
       expect(tito.later).toBeGreaterThanOrEqual(1);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
+
+describeIf(missing, 'real Claude Code CLI with Qwen3\'s tokenizer and chat template (e2e)', () => {
+  it('completes the task with a scripted engine answering in Qwen3\'s format; prompts and replies are Qwen3 ids, TITO reuse and drift recorded', async () => {
+    const qwen3 = testModel('qwen3');
+    const run = await runHarnessOnce({
+      harness: claudeCodeHarness,
+      rolloutId: 'claude-code-qwen3',
+      template: qwen3,
+      options: { bin: 'bin' in cli ? cli.bin : '' },
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      script: ({ callIndex, workspace }) => [
+        { thinking: 'The file does not exist yet.', text: 'I will write the file.', toolCalls: [{ name: 'Write', arguments: { file_path: join(workspace, 'hello.txt'), content: 'hi' } }] },
+        { toolCalls: [{ name: 'Bash', arguments: { command: 'ls -l hello.txt', description: 'List the file' } }] },
+        { text: 'Reading it back.', toolCalls: [{ name: 'Read', arguments: { file_path: join(workspace, 'hello.txt') } }] },
+        { text: 'done' },
+      ][Math.min(callIndex, 3)]!,
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.length).toBe(4);
+      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
+      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
+      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
+      const tito = titoStats(run.records);
+      expect(tito.forkReasons).toEqual([]);
+      expect(tito.rate).toBe(1);
+      expect(facts.drift.fork ?? 0).toBe(0);
     } finally {
       await run.close();
     }

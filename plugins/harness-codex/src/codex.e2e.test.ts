@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, runHarnessOnce } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, realTemplateFacts, runHarnessOnce, testModel } from '@clawgym/core/testing';
 import { codexHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('codex');
@@ -51,6 +51,37 @@ describeIf(missing, 'a Codex compaction through the proxy (e2e)', () => {
       // Codex replaces the history after the task with the summary: the main agent's next call is a
       // fork from call 0 (our reply is not in it), and says so; not a "tool list" difference with the compaction.
       expect(tito.forkReasons.map((f) => f.reason)).toEqual(["call 0's reply was not echoed as we returned it (message 4 differs)"]);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
+
+describeIf(missing, 'real Codex CLI with Qwen3\'s tokenizer and chat template (e2e)', () => {
+  it('completes the task with a scripted engine answering in Qwen3\'s format; prompts and replies are Qwen3 ids, TITO reuse and drift recorded', async () => {
+    const qwen3 = testModel('qwen3');
+    const run = await runHarnessOnce({
+      harness: codexHarness,
+      rolloutId: 'codex-qwen3',
+      template: qwen3,
+      options: { bin: 'bin' in cli ? cli.bin : '' },
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      script: ({ callIndex }) => (callIndex === 0
+        ? { thinking: 'A shell command writes it.', text: 'Writing the file.', toolCalls: [{ name: 'exec_command', arguments: { cmd: 'printf hi > hello.txt' } }] }
+        : { text: 'done' }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.length).toBeGreaterThanOrEqual(2);
+      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
+      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
+      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
+      const tito = titoStats(run.records);
+      expect(tito.forkReasons).toEqual([]);
+      expect(tito.rate).toBe(1);
+      expect(run.records.filter((r) => r.role === 'main' && r.drift?.class === 'fork')).toEqual([]);
     } finally {
       await run.close();
     }

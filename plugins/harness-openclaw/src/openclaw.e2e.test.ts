@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, runHarnessOnce } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, realTemplateFacts, runHarnessOnce, testModel } from '@clawgym/core/testing';
 import { openClawHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('openclaw');
@@ -32,6 +32,40 @@ describeIf(missing, 'real OpenClaw CLI through the proxy (e2e)', () => {
       // both are normalised away, so every later call extends the previous one.
       expect(tito.forkReasons).toEqual([]);
       expect(tito.rate).toBe(1);
+    } finally {
+      await run.close();
+    }
+  }, 300_000);
+});
+
+describeIf(missing, 'real OpenClaw CLI with Qwen3\'s tokenizer and chat template (e2e)', () => {
+  it('completes the task with a scripted engine answering in Qwen3\'s format; prompts and replies are Qwen3 ids, TITO reuse and drift recorded', async () => {
+    const qwen3 = testModel('qwen3');
+    const run = await runHarnessOnce({
+      harness: openClawHarness,
+      rolloutId: 'openclaw-qwen3',
+      template: qwen3,
+      options: 'bin' in cli ? { node: cli.node, entry: cli.bin } : {},
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 240_000,
+      script: ({ callIndex }) => [
+        { thinking: 'The file does not exist yet.', toolCalls: [{ name: 'write', arguments: { path: 'hello.txt', content: 'hi' } }] },
+        { text: 'Checking.', toolCalls: [{ name: 'exec', arguments: { command: 'ls -l hello.txt', title: 'list the file' } }] },
+        { toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
+        { text: 'done' },
+      ][Math.min(callIndex, 3)]!,
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.length).toBe(4);
+      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
+      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
+      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
+      const tito = titoStats(run.records);
+      expect(tito.forkReasons).toEqual([]);
+      expect(tito.rate).toBe(1);
+      expect(facts.drift.fork ?? 0).toBe(0);
     } finally {
       await run.close();
     }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, runHarnessOnce } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, realTemplateFacts, runHarnessOnce, testModel } from '@clawgym/core/testing';
 import { qwenCodeHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('qwen-code');
@@ -47,6 +47,37 @@ describeIf(missing, 'Qwen Code\'s managed memory extraction subagent through the
       expect(run.records.map((r) => r.role)).toEqual(['main', 'memory']);
       const tito = titoStats(run.records);
       expect(tito).toMatchObject({ side: 1, sideRoles: { memory: 1 }, forkReasons: [] });
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
+
+describeIf(missing, 'real Qwen Code CLI with Qwen3\'s tokenizer and chat template (e2e)', () => {
+  it('completes the task with a scripted engine answering in Qwen3\'s format; prompts and replies are Qwen3 ids, TITO reuse and drift recorded', async () => {
+    const qwen3 = testModel('qwen3');
+    const run = await runHarnessOnce({
+      harness: qwenCodeHarness,
+      rolloutId: 'qwen-code-qwen3',
+      template: qwen3,
+      options: 'bin' in cli ? { bin: cli.bin, node: cli.node } : {},
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      script: ({ callIndex, workspace }) => (callIndex === 0
+        ? { thinking: 'The file does not exist yet.', text: 'Writing the file.', toolCalls: [{ name: 'write_file', arguments: { file_path: join(workspace, 'hello.txt'), content: 'hi' } }] }
+        : { text: 'done' }),
+    });
+    try {
+      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      expect(run.records.length).toBeGreaterThanOrEqual(2);
+      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
+      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
+      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
+      const tito = titoStats(run.records);
+      expect(tito.forkReasons).toEqual([]);
+      expect(tito.rate).toBe(1);
+      expect(run.records.filter((r) => r.role === 'main' && r.drift?.class === 'fork')).toEqual([]);
     } finally {
       await run.close();
     }
