@@ -42,7 +42,10 @@ export async function usePluginRef(kernel: Kernel, ref: ResolvedConfig['plugins'
 export async function provider<K extends PluginKind>(kernel: Kernel, kind: K, slot: SlotRef): Promise<ProvidedKinds[K]> {
   const name = slotName(slot);
   if (!kernel.registry.has(kind, name)) {
-    await usePluginRef(kernel, name, kind);
+    // A sandbox plugin provides one configured instance, so the slot's options are the plugin's
+    // (`sandbox: { use: 'docker', options: { image } }`); engines and trainers get theirs in create().
+    const options = kind === 'sandbox' && typeof slot !== 'string' ? slot.options : undefined;
+    await usePluginRef(kernel, options ? [name, options] : name, kind);
   }
   return kernel.registry.get(kind, name);
 }

@@ -18,6 +18,12 @@ export default definePlugin({
     image: z.string().optional(),
     /** Numeric uid[:gid] inside (default 1000:1000). */
     user: z.string().regex(/^\d+(:\d+)?$/).optional(),
+    /** Started containers kept ready per kind of sandbox (default 2; 0: none). */
+    warmPool: z.number().int().min(0).optional(),
+    /** Remove unused spares after this many ms (default 30000). */
+    warmIdleMs: z.number().int().positive().optional(),
+    /** Process limit when a rollout sets none (default 1024). */
+    defaultPids: z.number().int().positive().optional(),
   }),
   apply(api, options) {
     api.provide.sandbox(new DockerSandboxProvider(options));
