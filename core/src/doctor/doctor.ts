@@ -48,7 +48,11 @@ async function resolveSlot<K extends PluginKind>(kernel: Kernel, kind: K, slot: 
 export async function doctor(config: ResolvedConfig): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const major = Number(process.versions.node.split('.')[0]);
-  rows.push(row('node', major >= 20 ? { ok: true, reason: `Node ${process.versions.node}` } : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 20 or newer`, install: 'install Node 20 or newer (https://nodejs.org)' }));
+  // Node 20 still runs everything (the suite passes on it) but is past its end of life, and the
+  // newest harness CLIs need 22: say so without failing the check.
+  rows.push(row('node', major >= 22 ? { ok: true, reason: `Node ${process.versions.node}` }
+    : major >= 20 ? { ok: true, reason: `Node ${process.versions.node} (end of life; ClawGym supports Node 22 and 24, and the newest Claude Code needs 22)` }
+      : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 22 or 24`, install: 'install Node 24 (https://nodejs.org, or npm i node@24)' }));
   const kernel = await createKernel(config, { runId: 'doctor', logger: { info: () => {}, warn: () => {} } });
   try {
     const sandbox = await resolveSlot(kernel, 'sandbox', config.sandbox, rows);
