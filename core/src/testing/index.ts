@@ -21,4 +21,4 @@ export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';
 export { describeSandboxConformance, openEscapeLab, commandLinesHolding, ESCAPES, type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab } from './sandbox-conformance';
 export { TEST_MODELS, testModelDir, testModel, GOLDEN_NOW, type TestModel } from './test-models';
-export { realTemplateFacts } from './real-template-facts';
+export { expectRealTemplateRollout, realTemplateFacts } from './real-template-facts';

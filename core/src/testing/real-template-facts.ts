@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ChatModel } from '../model/load';
+import { titoStats } from '../rollout/tito-stats';
 import type { ModelCallRecord } from '../contracts/records';
 
 /**
@@ -22,4 +25,26 @@ export function realTemplateFacts(records: readonly ModelCallRecord[], model: Ch
     }),
     drift,
   };
+}
+
+/**
+ * The checks every harness's real-template e2e test makes of its rollout: the harness exited 0
+ * having written `hello.txt` with `hi`, every prompt and reply is the model's own ids (see
+ * {@link realTemplateFacts}), call 0 answered with a tool call (`toolCallToken`), and TITO reuse
+ * is whole with no fork. Returns the facts, for the checks a test adds of its own.
+ */
+export async function expectRealTemplateRollout(
+  run: { result: { exitCode: number | null; timedOut: boolean }; records: readonly ModelCallRecord[]; sandbox: { workspaceHostPath: string } },
+  model: ChatModel,
+  o: { opener: string; toolCallToken: string },
+): Promise<ReturnType<typeof realTemplateFacts>> {
+  expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
+  expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+  const facts = realTemplateFacts(run.records, model, o.opener);
+  expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
+  expect(run.records[0]!.outputIds).toContain(model.tokenizer.tokenId(o.toolCallToken));
+  const tito = titoStats(run.records);
+  expect(tito.forkReasons).toEqual([]);
+  expect(tito.rate).toBe(1);
+  return facts;
 }

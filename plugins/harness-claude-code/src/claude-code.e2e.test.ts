@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, realTemplateFacts, removeTempProjects, runHarnessOnce, tempProject, testModel } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, expectRealTemplateRollout, removeTempProjects, runHarnessOnce, tempProject, testModel } from '@clawgym/core/testing';
 import { claudeCodeHarness } from './index';
 
 
@@ -131,15 +131,8 @@ describeIf(missing, 'real Claude Code CLI with Qwen3\'s tokenizer and chat templ
       ][Math.min(callIndex, 3)]!,
     });
     try {
-      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
-      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      const facts = await expectRealTemplateRollout(run, qwen3, { opener: '<|im_start|>', toolCallToken: '<tool_call>' });
       expect(run.records.length).toBe(4);
-      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
-      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
-      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
-      const tito = titoStats(run.records);
-      expect(tito.forkReasons).toEqual([]);
-      expect(tito.rate).toBe(1);
       expect(facts.drift.fork ?? 0).toBe(0);
     } finally {
       await run.close();

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, realTemplateFacts, runHarnessOnce, testModel } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, expectRealTemplateRollout, runHarnessOnce, testModel } from '@clawgym/core/testing';
 import { codexHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('codex');
@@ -72,15 +72,8 @@ describeIf(missing, 'real Codex CLI with Qwen3\'s tokenizer and chat template (e
         : { text: 'done' }),
     });
     try {
-      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
-      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      await expectRealTemplateRollout(run, qwen3, { opener: '<|im_start|>', toolCallToken: '<tool_call>' });
       expect(run.records.length).toBeGreaterThanOrEqual(2);
-      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
-      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
-      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
-      const tito = titoStats(run.records);
-      expect(tito.forkReasons).toEqual([]);
-      expect(tito.rate).toBe(1);
       expect(run.records.filter((r) => r.role === 'main' && r.drift?.class === 'fork')).toEqual([]);
     } finally {
       await run.close();

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, realTemplateFacts, runHarnessOnce, testModel } from '@clawgym/core/testing';
+import { describeIf, harnessE2ePrerequisites, expectRealTemplateRollout, runHarnessOnce, testModel } from '@clawgym/core/testing';
 import { openClawHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('openclaw');
@@ -56,15 +56,8 @@ describeIf(missing, 'real OpenClaw CLI with Qwen3\'s tokenizer and chat template
       ][Math.min(callIndex, 3)]!,
     });
     try {
-      expect(run.result).toMatchObject({ exitCode: 0, timedOut: false });
-      expect(await readFile(join(run.sandbox.workspaceHostPath, 'hello.txt'), 'utf8')).toBe('hi');
+      const facts = await expectRealTemplateRollout(run, qwen3, { opener: '<|im_start|>', toolCallToken: '<tool_call>' });
       expect(run.records.length).toBe(4);
-      const facts = realTemplateFacts(run.records, qwen3, '<|im_start|>');
-      expect(facts).toMatchObject({ promptsOpenWithControl: true, repliesEndWithStop: true, promptsAreTokenizerIds: true });
-      expect(run.records[0]!.outputIds).toContain(qwen3.tokenizer.tokenId('<tool_call>'));
-      const tito = titoStats(run.records);
-      expect(tito.forkReasons).toEqual([]);
-      expect(tito.rate).toBe(1);
       expect(facts.drift.fork ?? 0).toBe(0);
     } finally {
       await run.close();
