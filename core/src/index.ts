@@ -84,6 +84,7 @@ export { JinjaChatTemplate, type JinjaTemplateOptions, type ContinuationMemo, ty
 export { toTemplateMessages, templateTools, type TemplateMessage } from './model/template-messages';
 export { detectFamily, FAMILIES, type Family } from './model/families';
 export { driftStats, driftSummary } from './rollout/drift-stats';
+export { AdamOptions } from './train/adam-options';
 export { TinkerServer, type TinkerServerOptions } from './tinker/server';
 export { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './tinker/trainer';
 export { TinkerEngine, TinkerEngineOptions, tinkerEngineProvider } from './tinker/engine';

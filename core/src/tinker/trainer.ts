@@ -7,6 +7,7 @@ import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { PublishedWeights } from '../contracts/weights';
 import { parseWithSchema } from '../config/validate';
 import { ClawGymError, ErrorCodes } from '../errors';
+import { AdamOptions } from '../train/adam-options';
 import { datumStep } from '../train/datum-step';
 import { treesToDatums } from '../train/datums';
 import { TinkerModel } from './client';
@@ -31,15 +32,7 @@ export const TinkerTrainerOptions = z.strictObject({
   /** LoRA rank; 0 trains all weights (SkyRL: full fine-tuning, one model per server). */
   loraRank: z.number().int().min(0).default(32),
   /** Adam and its schedule (the client owns it: warm-up, then constant); the embedded trainer's defaults. */
-  optimizer: z.strictObject({
-    lr: z.number().positive().default(3e-4),
-    beta1: z.number().default(0.9),
-    beta2: z.number().default(0.99),
-    eps: z.number().default(1e-8),
-    weightDecay: z.number().min(0).default(0.01),
-    gradClip: z.number().min(0).default(1),
-    warmupSteps: z.number().int().min(0).default(10),
-  }).prefault({}),
+  optimizer: AdamOptions.prefault({}),
   /**
    * Where this machine sees the service's checkpoint folder (`clawgym trainer serve --data`, or a
    * shared file system): published weights are then the local folder an engine here loads

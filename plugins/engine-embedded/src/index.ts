@@ -1,5 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
-import { byteChatMl, ClawGymError, definePlugin, ErrorCodes, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
+import { AdamOptions, byteChatMl, ClawGymError, definePlugin, ErrorCodes, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
 import { CompactTemplate } from './compact-template';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
@@ -43,14 +43,7 @@ export const EmbeddedOptions = z.strictObject({
   }).prefault({}),
   /** Kernels provider by name (default: core's `cpu`). */
   kernels: z.string().default('cpu'),
-  optimizer: z.strictObject({
-    lr: z.number().positive().default(3e-4),
-    beta1: z.number().default(0.9),
-    beta2: z.number().default(0.99),
-    eps: z.number().default(1e-8),
-    weightDecay: z.number().min(0).default(0.01),
-    gradClip: z.number().min(0).default(1),
-    warmupSteps: z.number().int().min(0).default(10),
+  optimizer: AdamOptions.extend({
     /**
      * The value head's learning rate as a multiple of lr. Adam moves a weight by about lr per
      * step, so at the policy's lr a fresh head would need thousands of steps to reach the mean
