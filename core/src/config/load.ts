@@ -40,6 +40,19 @@ export function resolveConfig(raw: ClawGymConfig | unknown, where: { rootDir: st
  * Find and load the ClawGym config: `--config <file>` if given, else `clawgym.config.{ts,mts,js,mjs}`
  * or a `clawgym` key in package.json, searched from `cwd` up to the project root.
  */
+/**
+ * The config as `loadConfig` finds it, or the defaults (rooted at `cwd`) when there is no config
+ * file and none was named: for commands that work without one (`doctor`, `gc`, `plugins`).
+ */
+export function loadConfigOrDefaults(options: { cwd: string; configFile?: string }): ResolvedConfig {
+  try {
+    return loadConfig(options);
+  } catch (err) {
+    if ((err as ClawGymError).code !== ErrorCodes.CONFIG_NOT_FOUND || options.configFile) throw err;
+    return resolveConfig({}, { rootDir: options.cwd });
+  }
+}
+
 export function loadConfig(options: { cwd?: string; configFile?: string } = {}): ResolvedConfig {
   const cwd = resolve(options.cwd ?? process.cwd());
   let found: { config: unknown; filepath: string } | null;

@@ -1,4 +1,4 @@
-import { loadConfig, resolveConfig } from '../../config/load';
+import { loadConfigOrDefaults } from '../../config/load';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { doctor } from '../../doctor/doctor';
 import { formatTable } from './plugins';
@@ -9,13 +9,7 @@ import { formatTable } from './plugins';
  * missing, so scripts can gate on it.
  */
 export async function doctorCommand(opts: { config?: string; json?: boolean }, io: { out: (s: string) => void; cwd: string }): Promise<void> {
-  let config;
-  try {
-    config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  } catch (err) {
-    if ((err as ClawGymError).code !== ErrorCodes.CONFIG_NOT_FOUND || opts.config) throw err;
-    config = resolveConfig({}, { rootDir: io.cwd });
-  }
+  const config = loadConfigOrDefaults({ cwd: io.cwd, configFile: opts.config });
   const rows = await doctor(config);
   const missing = rows.filter((r) => r.status === 'missing');
   if (opts.json) io.out(`${JSON.stringify(rows, null, 2)}\n`);

@@ -1,5 +1,5 @@
-import { loadConfig, resolveConfig } from '../../config/load';
-import { ErrorCodes, messageOf, type ClawGymError } from '../../errors';
+import { loadConfigOrDefaults } from '../../config/load';
+import { messageOf } from '../../errors';
 import { provider } from '../../kernel/create';
 import { createKernel } from '../../run/create-kernel';
 
@@ -8,13 +8,7 @@ import { createKernel } from '../../run/create-kernel';
  * containers — from every sandbox provider the config loads (the local one always).
  */
 export async function gc(opts: { config?: string; run?: string }, io: { out: (s: string) => void; cwd: string }): Promise<void> {
-  let config;
-  try {
-    config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  } catch (err) {
-    if ((err as ClawGymError).code !== ErrorCodes.CONFIG_NOT_FOUND || opts.config) throw err;
-    config = resolveConfig({}, { rootDir: io.cwd });
-  }
+  const config = loadConfigOrDefaults({ cwd: io.cwd, configFile: opts.config });
   const kernel = await createKernel(config, { logger: { info: () => {}, warn: () => {} } });
   // The configured sandbox may come from a package not loaded yet.
   await provider(kernel, 'sandbox', config.sandbox).catch(() => undefined);

@@ -1,5 +1,5 @@
-import { loadConfig, resolveConfig } from '../../config/load';
-import { ClawGymError, ErrorCodes, messageOf } from '../../errors';
+import { loadConfigOrDefaults } from '../../config/load';
+import { messageOf } from '../../errors';
 import { discoverPluginPackages } from '../../kernel/discover';
 import { Kernel } from '../../kernel/kernel';
 import { loadPluginFromPackage } from '../../kernel/resolve';
@@ -22,13 +22,7 @@ export interface PluginRow {
  * plugins) and list what each provides. A plugin that fails to load is listed with its error.
  */
 export async function listPlugins(options: { cwd: string; configFile?: string }): Promise<PluginRow[]> {
-  let config;
-  try {
-    config = loadConfig({ cwd: options.cwd, configFile: options.configFile });
-  } catch (err) {
-    if ((err as ClawGymError).code !== ErrorCodes.CONFIG_NOT_FOUND || options.configFile) throw err;
-    config = resolveConfig({}, { rootDir: options.cwd });
-  }
+  const config = loadConfigOrDefaults({ cwd: options.cwd, configFile: options.configFile });
   const quiet = { info: () => {}, warn: () => {} };
   const rows: PluginRow[] = [];
   const describe = (kernel: Kernel, origin: PluginOrigin) => {
