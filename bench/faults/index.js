@@ -26,6 +26,15 @@ const repo = resolve(__dirname, '..', '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
 const totals = { cases: 0, crashes: 0, server_errors: 0, lost_records: 0, misclassified: 0, escapes: 0, gc_live_removed: 0 };
 const made = [];
+
+/** The proxy on a Unix socket in a temp folder of its own (removed at the end with the rest). */
+async function listenInTemp(proxy) {
+  const sockDir = mkdtempSync(join(tmpdir(), 'bench-faults-sock-'));
+  made.push(sockDir);
+  const socketPath = join(sockDir, 'proxy.sock');
+  await proxy.listenUnix(socketPath);
+  return socketPath;
+}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (s) => process.stdout.write(`${s}\n`);
 
@@ -231,10 +240,7 @@ async function faultAccounting() {
   });
   const render = p.engine.chatTemplate.render.bind(p.engine.chatTemplate);
   p.engine.chatTemplate.render = (c) => { if (JSON.stringify(c.messages).includes('EXPLODE')) throw new RangeError('Maximum call stack size exceeded'); return render(c); };
-  const sockDir = mkdtempSync(join(tmpdir(), 'bench-faults-sock-'));
-  made.push(sockDir);
-  const socketPath = join(sockDir, 'proxy.sock');
-  await p.proxy.listenUnix(socketPath);
+  const socketPath = await listenInTemp(p.proxy);
   const task = { id: 't', category: 'c', instruction: 'write out.txt', setup: async () => {}, verify: async (ws) => { const ok = (await ws.exists('out.txt')) && (await ws.readFile('out.txt')).toString() === 'ok'; return { reward: ok ? 1 : 0, pass: ok, details: ok ? 'ok' : 'missing' }; } };
   const nested = `JSON.parse('{"a":'.repeat(300) + '1' + '}'.repeat(300))`;
   const cases = [
@@ -265,10 +271,7 @@ async function faultAccounting() {
 async function sandboxEscapes() {
   log('sandboxes: escape attempts from a bubblewrap sandbox; the unisolated fallback refused');
   const p = await startScriptedProxy(() => ({ text: 'ok' }));
-  const sockDir = mkdtempSync(join(tmpdir(), 'bench-faults-sock-'));
-  made.push(sockDir);
-  const socketPath = join(sockDir, 'proxy.sock');
-  await p.proxy.listenUnix(socketPath);
+  const socketPath = await listenInTemp(p.proxy);
   try {
     if (core.bubblewrapPath()) {
       const lab = await openEscapeLab({ provider: core.localSandboxProvider({ log: () => {} }), socketPath, url: p.url });
@@ -322,10 +325,7 @@ async function docker() {
   log('docker: escape attempts, and gc beside a live run (private dockerd)');
   const dockerd = await plugin.startDockerd();
   const p = await startScriptedProxy(() => ({ text: 'ok' }));
-  const sockDir = mkdtempSync(join(tmpdir(), 'bench-faults-sock-'));
-  made.push(sockDir);
-  const socketPath = join(sockDir, 'proxy.sock');
-  await p.proxy.listenUnix(socketPath);
+  const socketPath = await listenInTemp(p.proxy);
   try {
     const image = await plugin.buildSandboxImage(dockerd.dockerHost);
     const provider = new plugin.DockerSandboxProvider({ socketPath: dockerd.socketPath, image });
