@@ -43,6 +43,14 @@ describe('clawgym template', () => {
     expect(reply.choices[0]!.message).toMatchObject({ role: 'assistant', content: 'On it.', reasoning_content: 'short', tool_calls: [{ type: 'function', function: { name: 'write', arguments: '{"path":"a.txt"}' } }] });
   });
 
+  it('says what is wrong with a request the proxy would refuse', async () => {
+    writeFileSync(join(dir, 'no-model.json'), JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    const r = await cli(['template', '--model', testModelDir('qwen3'), 'no-model.json'], dir);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("no-model.json is not an openai-chat request the proxy accepts: 'model' is a required property");
+    expect(r.err).not.toContain('unexpected error');
+  });
+
   it('says what a model folder lacks', async () => {
     const r = await cli(['template', '--model', join(dir, 'nope'), 'request.json'], dir);
     expect(r.code).toBe(1);

@@ -41,7 +41,16 @@ export async function templateCommand(request: string | undefined, opts: Templat
   const model = loadChatModel(opts.model, { rootDir: io.cwd, templateKwargs: kwargs });
   const adapter = ADAPTERS[opts.format ?? 'openai-chat'];
   const body = request ? readJson(request, io.cwd, 'request') : { model: 'm', messages: [] };
-  const { conversation, model: name } = adapter.parse(body);
+  let parsed: ReturnType<WireAdapter['parse']>;
+  try {
+    parsed = adapter.parse(body);
+  } catch (err) {
+    // The proxy would answer this body with a 400: say so, rather than as an unexpected error.
+    throw new ClawGymError(ErrorCodes.USAGE, `${request ?? 'the request'} is not an ${adapter.format} request the proxy accepts: ${messageOf(err)}`, {
+      hint: 'pass the body a harness would send (OpenAI Chat: model, messages, tools; --format for the other wire formats)',
+    });
+  }
+  const { conversation, model: name } = parsed;
   if (opts.parse) {
     const raw = readJson(opts.parse, io.cwd, 'ids');
     const ids = Array.isArray(raw) ? raw : (raw as { ids?: unknown }).ids;
