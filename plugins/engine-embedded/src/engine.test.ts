@@ -132,7 +132,9 @@ describe('embedded engine and trainer', () => {
       });`);
     const r = spawnSync(process.execPath, [script, dir, JSON.stringify(Array.from(prompt))], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
-    const there = new Float32Array(Buffer.from(r.stdout, 'base64').buffer.slice(0));
+    // The decoded bytes may sit inside a larger pooled ArrayBuffer (Node 24 pools base64 decodes): take exactly them.
+    const bytes = Buffer.from(r.stdout, 'base64');
+    const there = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     expect(Array.from(there)).toEqual(Array.from(here));
     // An independent reader (Python + numpy, following the safetensors spec) sees dtypes and shapes.
     const py = spawnSync('python3', ['-c', `
