@@ -49,6 +49,10 @@ export const ErrorCodes = {
   SANDBOX_IMAGE_MISSING: 'CLAWGYM_SANDBOX_IMAGE_MISSING',
   NOT_BUILT: 'CLAWGYM_NOT_BUILT',
   DOCKERD_FAILED: 'CLAWGYM_DOCKERD_FAILED',
+  /** The docker sandbox's `hosts` option names a host it cannot use as written. */
+  DOCKER_HOST_INVALID: 'CLAWGYM_DOCKER_HOST_INVALID',
+  /** A Docker host stopped answering (or none answers): its rollouts are infra failures, retried elsewhere. */
+  DOCKER_HOST_UNREACHABLE: 'CLAWGYM_DOCKER_HOST_UNREACHABLE',
   SESSION_EXISTS: 'CLAWGYM_SESSION_EXISTS',
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
 } as const;
