@@ -5,11 +5,11 @@
  * killed mid-run; its rollouts must be retried on the other and none scored 0, and it must get
  * rollouts again once it answers.
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Harness, Task } from '@clawgym/core';
+import type { Harness, SandboxSpec, Task } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { RolloutRunner, type RolloutReport } from '../../../core/src/rollout/runner';
 import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
@@ -120,6 +120,42 @@ describeIf(dockerdMissing() ?? netnsMissing(), 'two Docker hosts in their own ne
     runId, proxy: proxy.proxy, socketPath, sandboxes: provider, concurrency: 4, timeoutMs: 30_000, infraRetries: 2, limits: { pids: 128, memoryMb: 512 },
   });
   const jobs = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ rolloutId: `${prefix}${i}`, step: 0, task: task(`${prefix}${i}`), harness: agent }));
+
+  it('a sandbox on a remote host: files in and out, a timed-out command killed with its group, the workspace got back after a wall-clock kill', async () => {
+    const spec = (rolloutId: string, wallMs?: number): SandboxSpec => ({ runId, rolloutId, limits: { pids: 64, wallMs }, modelEndpoint: { socketPath, url: proxy.url } });
+    const sb = await provider.create(spec('files'));
+    const scratch = mkdtempSync(join(tmpdir(), 'cgh-files-'));
+    try {
+      writeFileSync(join(sb.workspaceHostPath, 'setup.txt'), 'from the setup');
+      mkdirSync(join(scratch, 'in', 'sub'), { recursive: true });
+      writeFileSync(join(scratch, 'in', 'sub', 'x.txt'), 'copied in');
+      await sb.writeFile('notes/a.txt', 'written');
+      await sb.copyIn(join(scratch, 'in'), 'in');
+      const r = await sb.exec(['sh', '-c', 'id -u; cat setup.txt notes/a.txt in/sub/x.txt; echo; echo out > made.txt; stat -c %u setup.txt in/sub/x.txt']);
+      expect(r).toMatchObject({ exitCode: 0, stdout: '1000\nfrom the setupwrittencopied in\n1000\n1000\n' });
+      await sb.copyOut('made.txt', join(scratch, 'made.txt'));
+      expect(readFileSync(join(scratch, 'made.txt'), 'utf8')).toBe('out\n');
+      // A command past its timeout is killed with what it started (from inside: its PID is the remote machine's).
+      const t0 = Date.now();
+      const slow = await sb.exec(['sh', '-c', 'sleep 30 & sleep 30'], { timeoutMs: 500 });
+      expect(slow).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: true });
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect((await sb.exec(['sh', '-c', 'ps -o comm | grep -c "^sleep" || true'])).stdout.trim()).toBe('0');
+    } finally {
+      await sb.destroy();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    // The wall-clock limit kills the container; what the agent wrote is still got back.
+    const walled = await provider.create(spec('wall', 2000));
+    try {
+      const r = await walled.exec(['sh', '-c', 'echo before the kill > w.txt; sleep 30']);
+      expect(r).toMatchObject({ exitCode: null, timedOut: true });
+      await walled.sync!();
+      expect(readFileSync(join(walled.workspaceHostPath, 'w.txt'), 'utf8')).toBe('before the kill\n');
+    } finally {
+      await walled.destroy();
+    }
+  });
 
   it('spreads rollouts over both hosts; a host killed mid-run has its rollouts retried on the other, none scored 0; it gets rollouts again once it answers', async () => {
     const [a, b] = engines as [PrivateDockerd, PrivateDockerd];
