@@ -4,8 +4,8 @@ import type { Tokenizer as HfLibTokenizerType } from '@huggingface/tokenizers' w
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { Tokenizer: HfLibTokenizer } = require('@huggingface/tokenizers') as { Tokenizer: typeof HfLibTokenizerType };
 type HfLibTokenizer = HfLibTokenizerType;
-import type { Tokenizer } from '../contracts/engine';
-import { appendAll } from '../util/append';
+import type { TokenIds, Tokenizer } from '../contracts/engine';
+import { IdChunks } from '../util/id-chunks';
 
 interface AddedToken { id: number; content: string; special?: boolean }
 
@@ -24,8 +24,38 @@ function isControl(t: AddedToken, template: string): boolean {
   return !/\s/u.test(t.content) && /[<>[\]|]/u.test(t.content) && template.includes(t.content);
 }
 
+/**
+ * First-stage split patterns (Qwen2/3, Llama 3, gpt-oss) under which a text cuts cleanly between
+ * a newline and a letter or digit: no alternative matches a newline followed by `\p{L}` or `\p{N}`
+ * (a newline is only ever at the end of a match, or alone), and none looks behind, so the pieces
+ * of the two parts are the pieces of the whole. Long text is pre-tokenized a part at a time there:
+ * the library makes a string per piece, ~40 bytes a piece held at once for a 30 MB tool result.
+ */
+const NEWLINE_CUT_PATTERNS = new Set([
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+]);
+/** Characters pre-tokenized at a time where {@link NEWLINE_CUT_PATTERNS} allow. */
+const PART_CHARS = 1 << 16;
+const newlineCut = /\n(?=[\p{L}\p{N}])/gu;
+
+/** `text` in parts of about {@link PART_CHARS}, cut only after a newline before a letter or digit. */
+function* partsOf(text: string, cut: boolean): Generator<string> {
+  if (!cut || text.length <= PART_CHARS) { yield text; return; }
+  let start = 0;
+  while (text.length - start > PART_CHARS) {
+    newlineCut.lastIndex = start + PART_CHARS;
+    const m = newlineCut.exec(text);
+    if (!m) break;
+    yield text.slice(start, m.index + 1);
+    start = m.index + 1;
+  }
+  yield text.slice(start);
+}
+
 /** The library's internals the piece cache uses (see {@link HfTokenizer}'s `pieces`). */
-interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[] }
+interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[]; config?: { pattern?: { Regex?: string }; behavior?: string; invert?: boolean } }
 interface LibInternals {
   normalizer: ((s: string) => string) | null;
   pre_tokenizer: LibStage | null;
@@ -42,6 +72,8 @@ interface PieceCache {
   vocab: Map<string, number>;
   unk?: number;
   cache: Map<string, number[]>;
+  /** Whether long text may be pre-tokenized in parts ({@link partsOf}). */
+  cut: boolean;
 }
 
 function pieceCache(tokenizer: HfLibTokenizer): PieceCache | undefined {
@@ -52,6 +84,7 @@ function pieceCache(tokenizer: HfLibTokenizer): PieceCache | undefined {
   if (!first || typeof first.pre_tokenize !== 'function') return undefined;
   const p: PieceCache = {
     normalize: lib.normalizer ?? undefined, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
+    cut: NEWLINE_CUT_PATTERNS.has(first.config?.pattern?.Regex ?? '') && first.config?.behavior === 'Isolated' && !first.config.invert,
   };
   // The post-processor must add nothing when special tokens are off: compare on a probe.
   const probe = 'Hello, world! 123  \n\tcafé 你好';
@@ -99,24 +132,28 @@ export class HfTokenizer implements Tokenizer {
   }
 
   /** Encode text from a message: never a control id. */
-  encode(text: string): number[] {
-    if (!text) return [];
-    if (!this.pieces) return this.plain.encode(text, { add_special_tokens: false }).ids;
+  encode(text: string): TokenIds {
+    if (!text) return new Int32Array(0);
+    if (!this.pieces) return Int32Array.from(this.plain.encode(text, { add_special_tokens: false }).ids);
     // The library's own pipeline, with the ids of each first-stage piece remembered (see PieceCache).
     const p = this.pieces;
     const normalized = p.normalize ? p.normalize(text) : text;
-    const out: number[] = [];
-    if (!normalized) return out;
-    for (const piece of p.first.pre_tokenize(normalized, { section_index: 0 })) {
-      let ids = p.cache.get(piece);
-      if (!ids) {
-        const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
-        ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
-        if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+    if (!normalized) return new Int32Array(0);
+    const parts = new IdChunks();
+    for (const part of partsOf(normalized, p.cut)) {
+      const out: number[] = [];
+      for (const piece of p.first.pre_tokenize(part, { section_index: 0 })) {
+        let ids = p.cache.get(piece);
+        if (!ids) {
+          const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
+          ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
+          if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+        }
+        for (const id of ids) out.push(id);
       }
-      for (const id of ids) out.push(id);
+      parts.add(Int32Array.from(out));
     }
-    return out;
+    return parts.toIds();
   }
 
   /**
@@ -131,18 +168,17 @@ export class HfTokenizer implements Tokenizer {
   private readonly pieces?: PieceCache;
 
   /** Encode text the template wrote: control tokens become their ids, the rest as {@link encode}. */
-  encodeMarkup(text: string): number[] {
-    const out: number[] = [];
+  encodeMarkup(text: string): TokenIds {
     if (!this.controlRe) return this.encode(text);
+    const out = new IdChunks();
     let last = 0;
     for (const m of text.matchAll(this.controlRe)) {
-      // appendAll, not push(...): a large tool result is more ids than a call can take as arguments.
-      if (m.index > last) appendAll(out, this.encode(text.slice(last, m.index)));
+      if (m.index > last) out.add(this.encode(text.slice(last, m.index)));
       out.push(this.control.get(m[0])!);
       last = m.index + m[0].length;
     }
-    if (last < text.length) appendAll(out, this.encode(text.slice(last)));
-    return out;
+    if (last < text.length) out.add(this.encode(text.slice(last)));
+    return out.toIds();
   }
 
   /** The id of a token's text (control or ordinary), if it is one token. */
