@@ -9,6 +9,8 @@ import { IdChunks } from '../util/id-chunks';
 
 interface AddedToken { id: number; content: string; special?: boolean }
 
+const DECODE_OPTIONS = { skip_special_tokens: false, clean_up_tokenization_spaces: false };
+
 /** Escape a string for a RegExp. */
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -76,14 +78,22 @@ interface PieceCache {
   cut: boolean;
 }
 
-function pieceCache(tokenizer: HfLibTokenizer): PieceCache | undefined {
+/** Unicode normalizations, under which ASCII text is unchanged. */
+const UNICODE_FORMS = new Set(['NFC', 'NFD', 'NFKC', 'NFKD']);
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
+function pieceCache(tokenizer: HfLibTokenizer, normalizerType: unknown): PieceCache | undefined {
   const lib = tokenizer as unknown as LibInternals;
   if (lib.added_tokens?.length || lib.remove_space || lib.do_lowercase_and_remove_accent || !lib.pre_tokenizer || typeof lib.model !== 'function' || !(lib.model.tokens_to_ids instanceof Map)) return undefined;
   const stages = Array.isArray(lib.pre_tokenizer.tokenizers) ? lib.pre_tokenizer.tokenizers : [lib.pre_tokenizer];
   const [first, ...rest] = stages;
   if (!first || typeof first.pre_tokenize !== 'function') return undefined;
+  const libNormalize = lib.normalizer ?? undefined;
+  // A Unicode normalization leaves ASCII text as it is (most of a harness's text): not run there.
+  const normalize = libNormalize && typeof normalizerType === 'string' && UNICODE_FORMS.has(normalizerType) ? (t: string) => (ASCII.test(t) ? t : libNormalize(t)) : libNormalize;
   const p: PieceCache = {
-    normalize: lib.normalizer ?? undefined, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
+    normalize, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
     cut: NEWLINE_CUT_PATTERNS.has(first.config?.pattern?.Regex ?? '') && first.config?.behavior === 'Isolated' && !first.config.invert,
   };
   // The post-processor must add nothing when special tokens are off: compare on a probe.
@@ -125,7 +135,7 @@ export class HfTokenizer implements Tokenizer {
       { ...tokenizerJson, added_tokens: added.filter((t) => !control.has(t.content)) },
       { ...config, added_tokens_decoder: Object.fromEntries(Object.entries(decoder).filter(([, t]) => !control.has(t.content))) },
     );
-    this.pieces = pieceCache(this.plain);
+    this.pieces = pieceCache(this.plain, (tokenizerJson.normalizer as { type?: unknown } | null | undefined)?.type);
     if (control.size) this.controlRe = new RegExp([...control.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'gu');
     const modelVocab = Object.keys(((tokenizerJson.model as { vocab?: object })?.vocab) ?? {}).length;
     this.vocabSize = Math.max(modelVocab, ...added.map((t) => t.id + 1));
@@ -192,8 +202,22 @@ export class HfTokenizer implements Tokenizer {
 
   /** Decode ids; control tokens decode to their text, and spaces are left as the tokens have them. */
   decode(ids: ArrayLike<number>): string {
-    return ids.length ? this.full.decode(Array.from(ids), { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : '';
+    if (ids.length === 1) {
+      // One id decodes the same wherever it stands (the decoders see it as the whole sequence):
+      // remembered, since streaming decodes each new token on its own (see streamDecoder).
+      const id = ids[0]!;
+      const hit = this.decoded.get(id);
+      if (hit !== undefined) return hit;
+      const text = this.full.decode([id], DECODE_OPTIONS);
+      if (this.decoded.size >= 65_536) this.decoded.clear();
+      this.decoded.set(id, text);
+      return text;
+    }
+    return ids.length ? this.full.decode(Array.from(ids), DECODE_OPTIONS) : '';
   }
+
+  /** Text of single ids already decoded (see {@link decode}). */
+  private readonly decoded = new Map<number, string>();
 
   /**
    * A decoder for streamed ids that returns only complete text, in the manner of vLLM's
@@ -204,13 +228,16 @@ export class HfTokenizer implements Tokenizer {
     const ids: number[] = [];
     let prefix = 0;
     let read = 0;
+    // The text of ids[prefix, read) changes only when they move: decoded once per move.
+    let before = '';
     const step = (final: boolean): string => {
-      const before = this.decode(ids.slice(prefix, read));
       const after = this.decode(ids.slice(prefix));
       if (after.length <= before.length || (!final && after.endsWith('\uFFFD'))) return '';
+      const emitted = after.slice(before.length);
       prefix = read;
       read = ids.length;
-      return after.slice(before.length);
+      before = this.decode(ids.slice(prefix, read));
+      return emitted;
     };
     return {
       push: (id) => { ids.push(id); return step(false); },

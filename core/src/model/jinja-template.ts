@@ -34,7 +34,7 @@ export interface ContinuationMemo {
   /** The window once gave another answer than the full render: render in full. */
   whole?: boolean;
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
-  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tail: string; tailLength: number; tools: string; history: { json: string; length: number } };
+  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tools: string; history: TemplateMessage[] };
 }
 
 /** A rendered prompt: its text and its ids. */
@@ -52,6 +52,28 @@ function abbreviate(m: TemplateMessage): TemplateMessage {
 const templateToolsOf = (tools: readonly ToolSpec[]) => (tools.length ? templateTools(tools) : undefined);
 
 const thinkRe = /<think>[\s\S]*?<\/think>/;
+
+/**
+ * Whether two JSON-shaped values would write out the same JSON (same keys in the same order,
+ * same primitives); arrays are compared from their ends, where a branched history differs.
+ */
+function sameValues(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = a.length - 1; i >= 0; i--) if (!sameValues(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i] || !sameValues((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
+  }
+  return true;
+}
 
 /**
  * A model's own Jinja chat template over its own tokenizer. Renders exactly what Python's
@@ -206,17 +228,17 @@ export class JinjaChatTemplate implements ChatTemplate {
     const gp = this.generationPrompt();
     const toolNames = JSON.stringify(standIn.map((t) => t.name));
     let known: RawRender | undefined;
-    // Only when this history is exactly that call's history plus that tail (a session can branch).
-    const historyJson = JSON.stringify(all);
-    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length + prev.tailLength
-      && prev.raw.endsWith(gp) && historyJson === `${prev.history.json.slice(0, -1)}${prev.history.length ? ',' : ''}${prev.tail.slice(1)}`) {
+    // Only when this history is exactly that call's history plus that tail (a session can branch):
+    // compared value by value, newest first, without writing either out.
+    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length
+      && prev.raw.endsWith(gp) && sameValues(all, prev.history)) {
       windowed = prev.window;
       known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
     }
     const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
     if (fast?.after) {
       const tail = [...reply, ...following];
-      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tail: JSON.stringify(tail), tailLength: tail.length, tools: toolNames, history: { json: historyJson, length: all.length } };
+      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tools: toolNames, history: [...all, ...tail] };
     } else memo.last = undefined;
     const size = all.length + 1;
     if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
