@@ -47,6 +47,8 @@ export const ErrorCodes = {
   SANDBOX_SPEC_INVALID: 'CLAWGYM_SANDBOX_SPEC_INVALID',
   SANDBOX_FILE_FAILED: 'CLAWGYM_SANDBOX_FILE_FAILED',
   SANDBOX_IMAGE_MISSING: 'CLAWGYM_SANDBOX_IMAGE_MISSING',
+  /** A command for a sandbox that is destroyed, or whose holder process died. */
+  SANDBOX_GONE: 'CLAWGYM_SANDBOX_GONE',
   NOT_BUILT: 'CLAWGYM_NOT_BUILT',
   DOCKERD_FAILED: 'CLAWGYM_DOCKERD_FAILED',
   /** The docker sandbox's `hosts` option names a host it cannot use as written. */
