@@ -7,6 +7,7 @@ import type { TrainerBatch } from '../contracts/trainer';
 import type { RolloutTree } from '../contracts/tree';
 import { ClawGymError } from '../errors';
 import { clippedTisLoss } from '../train/policy-loss';
+import { testModelDir } from '../testing/test-models';
 import { tinkerEngineProvider } from './engine';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { SKYRL_COMMIT } from './wire';
@@ -195,7 +196,11 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       { route: '/api/v1/retrieve_future', answer: () => sample([106]) },
     ]);
     try {
-      const engine = await tinkerEngineProvider.create({ baseUrl: server.url, baseModel: 'Qwen/Qwen3-8B', retry }, { runDir: '', seed: 1 });
+      const engine = await tinkerEngineProvider.create({ baseUrl: server.url, baseModel: 'Qwen/Qwen3-8B', tokenizer: testModelDir('qwen3'), retry }, { runDir: '', seed: 1 });
+      // Qwen3's own tokenizer and template, not the byte-level pair: <|im_end|> is 151645 there.
+      expect(engine.chatTemplate.stopIds).toContain(151645);
+      expect(engine.tokenizer.decode(engine.tokenizer.encode('héllo 你好'))).toBe('héllo 你好');
+      expect(Array.from(engine.tokenizer.encode('hello'))).toEqual([14990]);
       const run = async () => { const out: [number, number][] = []; for await (const t of engine.generate({ promptIds: Int32Array.from([7, 8]), sampling: { maxTokens: 16, temperature: 1, topP: 0.9, seed: 3 } })) out.push([t.tokenId, t.logprob]); return out; };
       expect(await run()).toEqual([[104, -1.04], [105, -1.05], [257, -2.57]]);
       await engine.syncWeights!({ path: 'tinker://model_1234abcd/step-1', version: 1, kind: 'lora' });
@@ -208,5 +213,19 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('engine "tinker" and the base model\'s tokenizer', () => {
+  it('refuses a real base model without its tokenizer folder, saying what to pass', async () => {
+    const err = await tinkerEngineProvider.create({ baseUrl: 'http://127.0.0.1:9', baseModel: 'Qwen/Qwen3-8B' }, { runDir: '', seed: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClawGymError);
+    expect((err as ClawGymError).message).toMatch(/needs engine\.options\.tokenizer/);
+    expect((err as ClawGymError).hint).toMatch(/tokenizer: '\.\/models/);
+  });
+
+  it('keeps the byte-level pair for the embedded model that clawgym trainer serve samples', async () => {
+    const engine = await tinkerEngineProvider.create({ baseUrl: 'http://127.0.0.1:9', baseModel: 'embedded' }, { runDir: '', seed: 1 });
+    expect(Array.from(engine.tokenizer.encode('hi'))).toEqual([104, 105]);
   });
 });

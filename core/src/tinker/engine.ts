@@ -3,6 +3,7 @@ import type { ChatTemplate, Engine, EngineProvider, GenerateRequest, GeneratedTo
 import type { PublishedWeights } from '../contracts/weights';
 import { parseWithSchema } from '../config/validate';
 import { byteChatMl } from '../engine/byte-chatml';
+import { loadChatModel } from '../model/load';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { TinkerHttp } from './http';
 import { RetrySchema } from './trainer';
@@ -15,6 +16,14 @@ export const TinkerEngineOptions = z.strictObject({
   /** The model sampled until the trainer publishes weights. */
   baseModel: z.string().default('embedded'),
   contextLength: z.number().int().positive().optional(),
+  /**
+   * The base model's Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template):
+   * prompts are rendered and ids read with it. Needed for every model but `embedded` (the
+   * byte-level model `clawgym trainer serve` serves).
+   */
+  tokenizer: z.string().min(1).optional(),
+  /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
+  templateKwargs: z.record(z.string(), z.unknown()).optional(),
   retry: RetrySchema,
 });
 
@@ -66,9 +75,16 @@ export class TinkerEngine implements Engine {
 
 export const tinkerEngineProvider: EngineProvider = {
   name: 'tinker',
-  async create(options) {
+  async create(options, ctx) {
     const o = parseWithSchema(TinkerEngineOptions, options, 'options of engine "tinker"');
-    const { tokenizer, chatTemplate } = byteChatMl();
-    return new TinkerEngine(new TinkerHttp(o.baseUrl, o.apiKey, o.retry), o.baseModel, tokenizer, chatTemplate, o.contextLength);
+    if (!o.tokenizer && o.baseModel !== 'embedded') {
+      // Byte-level ids would mean nothing to a real model: refuse, and say what to pass.
+      throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `engine "tinker" samples ${o.baseModel}, so it needs engine.options.tokenizer: the folder with that model's tokenizer.json and chat template`, {
+        hint: `e.g. engine: { use: 'tinker', options: { baseUrl, baseModel: '${o.baseModel}', tokenizer: './models/qwen3-8b' } } — ` +
+          'the folder `huggingface-cli download <model> --include "*.json" "*.jinja" --local-dir <folder>` writes. Only baseModel "embedded" (clawgym trainer serve) is byte-level.',
+      });
+    }
+    const model = o.tokenizer ? loadChatModel(o.tokenizer, { rootDir: ctx.rootDir, templateKwargs: o.templateKwargs }) : { ...byteChatMl(), contextLength: undefined };
+    return new TinkerEngine(new TinkerHttp(o.baseUrl, o.apiKey, o.retry), o.baseModel, model.tokenizer, model.chatTemplate, o.contextLength ?? model.contextLength);
   },
 };
