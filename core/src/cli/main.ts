@@ -90,7 +90,8 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .argument('<run>', 'run directory (e.g. runs/default)')
     .option('-r, --rollout <id>', 'one rollout, call by call')
     .option('--json', 'print JSON')
-    .action(async (run: string, opts: { rollout?: string; json?: boolean }) => inspect(run, opts, io));
+    .option('--tokenizer <folder>', 'model folder to read the ids with (default: the run config\'s engine.options.tokenizer, else byte-level)')
+    .action(async (run: string, opts: { rollout?: string; json?: boolean; tokenizer?: string }) => inspect(run, opts, io));
   command('template', 'render a request with a model folder\'s tokenizer and chat template as the proxy would ({"text", "ids"}), or parse generated ids back')
     .argument('[request]', 'a request body (JSON file; OpenAI Chat by default)')
     .requiredOption('-m, --model <folder>', 'the model\'s Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template)')

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ModelCallRecord } from '../../contracts/records';
 import { ClawGymError, ErrorCodes } from '../../errors';
@@ -8,6 +8,8 @@ import { buildTree } from '../../tree/builder';
 import { applyFilters } from '../../tree/filters';
 import { drawTree } from '../../tree/draw';
 import { byteChatMl } from '../../engine/byte-chatml';
+import type { ChatTemplate, Tokenizer } from '../../contracts/engine';
+import { loadChatModel } from '../../model/load';
 import { resolveConfig } from '../../config/load';
 import { titoStats, titoSummary } from '../../rollout/tito-stats';
 import { driftStats, driftSummary } from '../../rollout/drift-stats';
@@ -17,11 +19,35 @@ const describeOrigin = (r: ModelCallRecord) =>
     : r.origin.kind === 'retry' ? `retry of call ${r.origin.of}` : `fork: ${r.origin.reason}`;
 
 /**
- * `clawgym inspect <run> [--rollout ID]`: the calls of a run's rollouts as recorded by the
+ * The tokenizer a run's ids are read with: `--tokenizer`, else the model folder its frozen
+ * config (`<run>/config.json`) names in `engine.options.tokenizer`, else the byte-level pair
+ * of the built-in engines.
+ */
+function runTokenizer(runDir: string, flag: string | undefined, cwd: string): { tokenizer: Tokenizer; chatTemplate: ChatTemplate; from: string } {
+  if (flag) return { ...loadChatModel(resolve(cwd, flag)), from: resolve(cwd, flag) };
+  const file = join(runDir, 'config.json');
+  if (existsSync(file)) {
+    let config: { rootDir?: unknown; engine?: { options?: { tokenizer?: unknown } } };
+    try {
+      config = JSON.parse(readFileSync(file, 'utf8')) as typeof config;
+    } catch (err) {
+      throw new ClawGymError(ErrorCodes.USAGE, `${file} is not JSON: ${(err as Error).message}`, { hint: 'Pass --tokenizer <model folder> to read the ids with it.', cause: err });
+    }
+    const folder = config.engine?.options?.tokenizer;
+    if (typeof folder === 'string' && folder) {
+      const dir = resolve(typeof config.rootDir === 'string' ? config.rootDir : runDir, folder);
+      return { ...loadChatModel(dir), from: dir };
+    }
+  }
+  return { ...byteChatMl(), from: 'byte-level ChatML' };
+}
+
+/**
+ * `clawgym inspect <run> [--rollout ID] [--tokenizer FOLDER]`: the calls of a run's rollouts as recorded by the
  * proxy — wire format, how each prompt was made (TITO reuse, retry or fork, with the reason),
  * token counts — and the TITO reuse rate.
  */
-export async function inspect(runPath: string, opts: { rollout?: string; json?: boolean }, io: { out: (s: string) => void; cwd: string }): Promise<void> {
+export async function inspect(runPath: string, opts: { rollout?: string; json?: boolean; tokenizer?: string }, io: { out: (s: string) => void; cwd: string }): Promise<void> {
   const runDir = resolve(io.cwd, runPath);
   const callsDir = join(runDir, 'calls');
   if (!existsSync(callsDir)) {
@@ -48,13 +74,13 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
     // How request features were handled (tools left out or refused, schemas), once each.
     for (const n of new Set(byRollout[0]!.records.flatMap((r) => r.notes ?? []))) io.out(`  note: ${n}\n`);
     io.out('\n');
-    // The prefix tree, through the default filters (the byte-level ChatML template's tokens).
-    const { tokenizer } = byteChatMl();
+    // The prefix tree, through the default filters, read with the run's own tokenizer.
+    const { tokenizer, chatTemplate, from } = runTokenizer(runDir, opts.tokenizer, io.cwd);
     const tree = applyFilters(buildTree(byRollout[0]!.records, {
       // The records alone cannot tell a verifier's outcome; a rollout whose every call failed is an infra failure.
       rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: titoStats(byRollout[0]!.records).failedRollouts.length ? 'infra-error' : 'ok', reward: 0,
-    }, { messageEndId: tokenizer.special('<|im_end|>') }), resolveConfig({}, { rootDir: io.cwd }).tree);
-    io.out(`${drawTree(tree, (ids) => tokenizer.decode(ids))}\n`);
+    }, { messageEndId: chatTemplate.stopIds[0]! }), resolveConfig({}, { rootDir: io.cwd }).tree);
+    io.out(`tree (text read with ${from}):\n${drawTree(tree, (ids) => tokenizer.decode(ids))}\n`);
     return;
   }
   const rows = byRollout.map(({ id, records }) => {
