@@ -69,6 +69,29 @@ export function detectCgroups(): Cgroups {
   return found;
 }
 
+/**
+ * Which controllers the kernel has enabled (`/proc/cgroups`, else the cgroup v2 root's
+ * `cgroup.controllers`), whether or not this process may create groups in them: what a
+ * container engine running as root on this machine can use to enforce limits.
+ */
+export function kernelControllers(files: { procCgroups?: string; v2Controllers?: string } = {}): Record<Controller, boolean> {
+  const found: Record<Controller, boolean> = { pids: false, memory: false, cpu: false };
+  let text: string | undefined;
+  try { text = readFileSync(files.procCgroups ?? '/proc/cgroups', 'utf8'); } catch { /* absent on some v2-only kernels */ }
+  if (text !== undefined) {
+    for (const line of text.split('\n')) {
+      const [name, , , enabled] = line.trim().split(/\s+/);
+      if (CONTROLLERS.includes(name as Controller) && enabled === '1') found[name as Controller] = true;
+    }
+    return found;
+  }
+  try {
+    const v2 = readFileSync(files.v2Controllers ?? '/sys/fs/cgroup/cgroup.controllers', 'utf8').split(/\s+/);
+    for (const c of CONTROLLERS) found[c] = v2.includes(c);
+  } catch { /* no cgroups at all */ }
+  return found;
+}
+
 function enableV2(parent: string, c: Controller): boolean {
   try {
     if (!readFileSync(join(parent, 'cgroup.controllers'), 'utf8').split(/\s+/).includes(c)) return false;

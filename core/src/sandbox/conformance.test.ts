@@ -6,7 +6,7 @@ import { ErrorCodes } from '../errors';
 import { provider } from '../kernel/create';
 import { createKernel } from '../run/create-kernel';
 import { describeIf, describeSandboxConformance, startScriptedProxy } from '../testing';
-import { bubblewrapPath, localSandboxProvider } from './local';
+import { bubblewrapPath, enforcementHere, localSandboxProvider } from './local';
 import { netnsAvailable, netnsSandboxProvider } from './netns';
 
 let proxy: Awaited<ReturnType<typeof startScriptedProxy>> | undefined;
@@ -33,8 +33,18 @@ const root = () => { const d = mkdtempSync(join(tmpdir(), 'conformance-root-'));
 const NO_FILE_ISOLATION = 'no filesystem isolation without bubblewrap';
 const filesOpen = { 'write-outside': NO_FILE_ISOLATION, 'read-other-workspace': NO_FILE_ISOLATION };
 
+/**
+ * How the local provider enforces each limit here, decided when this file loads. The suite's
+ * cpus check is of a share: RLIMIT_CPU (a CPU-seconds budget, what is left without a cgroup)
+ * is not one, and is checked in local.test.ts.
+ */
+function localLimits(options: { forceFallback?: boolean } = {}) {
+  const e = enforcementHere(options);
+  return { ...e, cpus: e.cpus.startsWith('cgroup') ? e.cpus : `not enforced: a CPU share needs a cgroup (here: ${e.cpus})` };
+}
+
 describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'local sandbox with bubblewrap', () => {
-  describeSandboxConformance('local (bubblewrap)', async () => ({ provider: localSandboxProvider({ root: root(), log: () => {} }), ...await endpoint() }));
+  describeSandboxConformance('local (bubblewrap)', async () => ({ provider: localSandboxProvider({ root: root(), log: () => {} }), ...await endpoint() }), { limits: localLimits() });
 });
 
 describe('local sandbox without bubblewrap', () => {
@@ -50,13 +60,16 @@ describe('local sandbox without bubblewrap', () => {
   describeIf(ns.ok ? undefined : ns.reason, 'allowUnisolated, as root (own network, pid namespace and /proc)', () => {
     describeSandboxConformance('local (fallback, allowUnisolated)', async () => ({
       provider: localSandboxProvider({ root: root(), forceFallback: true, allowUnisolated: true, log: () => {} }), ...await endpoint(),
-    }), { open: filesOpen });
+    }), { open: filesOpen, limits: localLimits({ forceFallback: true }) });
   });
 });
 
 const ns = netnsAvailable();
 describeIf(ns.ok ? undefined : ns.reason, 'netns sandbox (test kit)', () => {
-  describeSandboxConformance('netns', async () => ({ provider: netnsSandboxProvider(), ...await endpoint() }), { open: filesOpen });
+  const networkOnly = 'the netns test kit isolates the network only and sets no limits';
+  describeSandboxConformance('netns', async () => ({ provider: netnsSandboxProvider(), ...await endpoint() }), {
+    open: filesOpen, unenforced: { pids: networkOnly, memory: networkOnly, cpus: networkOnly, wall: networkOnly },
+  });
 });
 
 describe("sandbox: { use: 'local', options } in the config", () => {

@@ -4,6 +4,7 @@
  * in /proc and killed even when it left its process group, its cgroup is missing, or the runner
  * that made it is gone.
  */
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** Environment variable every sandboxed process inherits: the sandbox's host folder. */
@@ -42,8 +43,24 @@ export async function killMarked(match: (value: string, env: string[]) => boolea
   return [...new Set(killed)];
 }
 
-/** SIGKILL a process group. */
-export function killGroup(pid: number): void {
-  if (pid <= 0) return;
-  try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+/**
+ * SIGKILL a process group: `killed`, `gone` (no such group) or `denied` (not ours to signal:
+ * a caller that must stop it then kills it from inside, by {@link namespacePid}).
+ */
+export function killGroup(pid: number): 'killed' | 'gone' | 'denied' {
+  if (pid <= 0) return 'gone';
+  try {
+    process.kill(-pid, 'SIGKILL');
+    return 'killed';
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM' ? 'denied' : 'gone';
+  }
+}
+
+/** The pid of host process `pid` in its innermost pid namespace (a container's), if it runs. */
+export function namespacePid(pid: number): number | undefined {
+  let status: string;
+  try { status = readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { return undefined; }
+  const inner = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/).pop();
+  return inner === undefined ? undefined : Number(inner);
 }

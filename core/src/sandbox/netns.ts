@@ -9,6 +9,7 @@ import { IP, NETNS_RUN } from './machine';
 import { killGroup } from './marking';
 import { hostFiles, SandboxPaths } from './paths';
 import { startProcess } from './spawner';
+import { stopWhen } from './stop';
 
 export { SANDBOX_PROXY_PORT } from './forwarder';
 export { netnsAvailable } from './machine';
@@ -37,15 +38,10 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
     const cmd = ['/usr/bin/unshare', '-n', '--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
       process.execPath, NETNS_RUN, socketPath, String(SANDBOX_PROXY_PORT), cwd, '--', ...argv];
     const started = startProcess({ cmd, env, stdin: o.stdin ?? '', maxBytes: 16 * 1024 * 1024 });
-    let timedOut = false;
-    const kill = () => { started.killed(); void started.pid.then((pid) => { if (pid) killGroup(pid); }); };
-    const timer = o.timeoutMs ? setTimeout(() => { timedOut = true; kill(); }, o.timeoutMs) : undefined;
-    if (o.signal?.aborted) kill();
-    else o.signal?.addEventListener('abort', kill, { once: true });
+    const stop = stopWhen(o, () => { started.killed(); void started.pid.then((pid) => { if (pid) killGroup(pid); }); });
     const r = await started.done;
-    clearTimeout(timer);
-    o.signal?.removeEventListener('abort', kill);
-    return { exitCode: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut };
+    stop.clear();
+    return { exitCode: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut: stop.timedOut };
   };
 
   return {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 
 /** Who made a sandbox: the runner's pid, that pid's start time (pids are reused) and host. */
@@ -31,4 +32,23 @@ export function ownerAlive(o: { pid?: number; pidStart?: string; host?: string }
   if (o.pid === process.pid) return true;
   const start = startTimeOf(o.pid);
   return start !== undefined && (o.pidStart === undefined || start === o.pidStart);
+}
+
+/** An owner record (an owner file's text, a container label) parsed; undefined when it is not JSON of an object. */
+export function parseOwner<T extends object = Record<string, unknown>>(text: string | undefined): (T & Partial<OwnerStamp>) | undefined {
+  if (!text) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v as T & Partial<OwnerStamp> : undefined;
+  } catch { return undefined; }
+}
+
+/** The owner file at `path` (what a sweep reads), or undefined when it is missing or unreadable. */
+export async function readOwnerFile<T extends object = Record<string, unknown>>(path: string): Promise<(T & Partial<OwnerStamp>) | undefined> {
+  return parseOwner<T>(await readFile(path, 'utf8').catch(() => undefined));
+}
+
+/** Write the owner file at `path`: `fields`, stamped with this process (or `stamp`) as the owner. */
+export async function writeOwnerFile<T extends object>(path: string, fields: T, stamp: OwnerStamp = ownerStamp()): Promise<void> {
+  await writeFile(path, JSON.stringify({ ...fields, ...stamp }));
 }

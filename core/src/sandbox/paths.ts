@@ -55,6 +55,31 @@ export class SandboxPaths {
     throw new ClawGymError(ErrorCodes.WORKSPACE_PATH_ESCAPE, `sandbox path ${sandboxPath} is outside the sandbox's ${this.mounts.map((m) => m.inside).join(' and ')}`);
   }
 
+  /**
+   * The host path of a sandbox path that the host may use without following any link: every
+   * existing component below its mount is a real folder (a link made inside resolves in the
+   * sandbox's own filesystem, so from the host it could lead anywhere), and missing folders are
+   * made by `makeDir` when given. Undefined outside the mounts, or where a link or a file
+   * stands in the way: the caller then works from inside (the Docker sandbox).
+   */
+  async linkFreeHostPath(sandboxPath: string, makeDir?: (hostDir: string) => Promise<void>): Promise<string | undefined> {
+    const at = this.locate(sandboxPath);
+    if (!at) return undefined;
+    let cur = at.mount.host;
+    for (const [i, part] of at.parts.entries()) {
+      cur = join(cur, part);
+      const last = i === at.parts.length - 1;
+      const st = await lstat(cur).catch(() => undefined);
+      if (st?.isSymbolicLink()) return undefined;
+      if (!st) {
+        if (!last && makeDir) await makeDir(cur);
+      } else if (!last && !st.isDirectory()) {
+        return undefined;
+      }
+    }
+    return cur;
+  }
+
   /** Refuse a host path that symlinks lead out of the mounts (checked on its nearest existing ancestor). */
   async checkReal(hostPath: string): Promise<void> {
     this.realBases ??= Promise.all(this.mounts.map((m) => realpath(m.host)));

@@ -4,12 +4,12 @@
  * its cgroups and its marked processes. `destroy()` removes one sandbox's; `sweepSandboxes`
  * finds what killed runners left behind, leaving live owners' sandboxes alone.
  */
-import { chmod, lstat, readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { chmod, lstat, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SweepReport } from '../contracts/sandbox';
 import { killCgroup, removeCgroup } from './cgroups';
 import { killMarked } from './marking';
-import { ownerAlive, type OwnerStamp } from './owner';
+import { ownerAlive, readOwnerFile, type OwnerStamp } from './owner';
 
 /** `owner.json` in a sandbox's folder. */
 export interface OwnerFile extends OwnerStamp {
@@ -57,7 +57,7 @@ export async function sweepSandboxes(root: string, runId?: string): Promise<Swee
     const runDir = join(root, run);
     for (const rollout of await readdir(runDir).catch(() => [] as string[])) {
       const dir = join(runDir, rollout);
-      const owner = await readFile(join(dir, 'owner.json'), 'utf8').then((t) => JSON.parse(t) as OwnerFile).catch(() => undefined);
+      const owner = await readOwnerFile<OwnerFile>(join(dir, 'owner.json'));
       if (owner ? ownerAlive(owner) : await isFresh(dir)) { live.add(dir); continue; }
       await removeSandbox(dir, owner?.cgroups ?? [], removed);
       removed.push(dir);

@@ -34,9 +34,18 @@ export function installedHarness(name: keyof typeof LAYOUT | string): { bin: str
   return { bin, node };
 }
 
+/**
+ * What a test whose prerequisite is `missing` does: `run` (nothing is missing), `skip` visibly
+ * (on a user's machine) or `fail` (in CI, `CI=true`, where nothing may skip).
+ */
+export function outcomeWhenMissing(missing: string | undefined, env: NodeJS.ProcessEnv = process.env): 'run' | 'skip' | 'fail' {
+  if (!missing) return 'run';
+  return env.CI === 'true' ? 'fail' : 'skip';
+}
+
 /** `describe` that skips, visibly, when a prerequisite is missing — except in CI, where it fails. */
 export function describeIf(missing: string | undefined, name: string, body: () => void): void {
-  if (!missing || process.env.CI === 'true') {
+  if (outcomeWhenMissing(missing) !== 'skip') {
     describe(name, () => {
       if (missing) it('has what it needs', () => { throw new Error(`required in CI: ${missing}`); });
       else body();

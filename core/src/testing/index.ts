@@ -13,12 +13,15 @@ export { fixtureCases, type FixtureCase } from './fixtures';
 export { makeTree, type TreeSpec } from './trees';
 export { recordingSandbox, type RecordingSandbox } from './recording-sandbox';
 export { startScriptedProxy } from './scripted-proxy';
-export { installedHarness, harnessE2ePrerequisites, describeIf, HARNESS_DIR } from './harnesses';
+export { installedHarness, harnessE2ePrerequisites, describeIf, outcomeWhenMissing, HARNESS_DIR } from './harnesses';
 export { runHarnessOnce } from './harness-e2e';
 export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type CapturedRequest } from './request-capture';
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';
 export { tempProject, removeTempProjects } from './temp-project';
-export { describeSandboxConformance, openEscapeLab, commandLinesHolding, ESCAPES, type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab } from './sandbox-conformance';
+export {
+  describeSandboxConformance, describeLimitConformance, limitCheck, openEscapeLab, commandLinesHolding, ESCAPES, LIMITS,
+  type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab, type Limit, type LimitCheck,
+} from './sandbox-conformance';
 export { TEST_MODELS, testModelDir, testModel, GOLDEN_NOW, type TestModel } from './test-models';
 export { expectRealTemplateRollout, realTemplateFacts } from './real-template-facts';

@@ -2,8 +2,10 @@
  * The escape suite every sandbox provider runs: from inside one sandbox, try what a hostile
  * harness would — write outside the workspace, read another sandbox's workspace or API key,
  * reach the host's loopback, signal a host process, read the runner's environment — and check
- * each attempt had no effect on the host. Call {@link describeSandboxConformance} from a jest
- * test file with a provider and a model socket (the proxy's `listenUnix`).
+ * each attempt had no effect on the host — and the limit checks: a fork loop, a big allocation, a
+ * busy loop and a long sleep against the pids, memory, cpus and wall limits. Call
+ * {@link describeSandboxConformance} from a jest test file with a provider and a model socket
+ * (the proxy's `listenUnix`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -11,7 +13,8 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Sandbox, SandboxProvider } from '../contracts/sandbox';
+import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
+import { describeIf } from './harnesses';
 
 /** What the suite needs: a provider, and the model endpoint sandboxes are given. */
 export interface ConformanceSetup {
@@ -25,13 +28,48 @@ export interface ConformanceSetup {
 /** The escapes of the suite. */
 export type Escape = 'write-outside' | 'read-other-workspace' | 'read-other-key' | 'host-loopback' | 'signal-host' | 'runner-env';
 
+/** The limits the suite checks (of {@link SandboxLimits}). */
+export type Limit = 'pids' | 'memory' | 'cpus' | 'wall';
+
+/** All limits, in the order the suite checks them. */
+export const LIMITS: readonly Limit[] = ['pids', 'memory', 'cpus', 'wall'];
+
 export interface ConformanceOptions {
   /**
    * Escapes this provider is known not to block, with why: each is then asserted to be open
    * (so the list stays true), and named so in the test title. Empty for a real sandbox.
    */
   open?: Partial<Record<Escape, string>>;
+  /**
+   * How the provider enforces each limit on this machine, known when the test file loads (the
+   * local provider's `enforcementHere()`): words, or `not enforced: <why>` where this machine
+   * cannot. The cpus check is of a share (a CPU quota). A limit not enforced here, or not
+   * named here or in {@link unenforced}, is a visible skip — and a failure under `CI=true`.
+   */
+  limits?: Partial<Record<Limit, string>>;
+  /**
+   * Limits this provider does not enforce on any machine, with why (the netns test kit sets
+   * none): each is then asserted not to hold, so the list stays true.
+   */
+  unenforced?: Partial<Record<Limit, string>>;
   timeoutMs?: number;
+}
+
+/**
+ * What the suite does about one limit: `check` that it holds, check that it is `open` (the
+ * provider does not enforce it by design), or nothing: then `missing` says why, and the check
+ * is a visible skip on a user's machine and a failure in CI ({@link describeIf}).
+ */
+export type LimitCheck = { run: 'check'; how: string } | { run: 'open'; why: string } | { run: 'missing'; missing: string };
+
+/** What the suite does about `limit` with these options (see {@link LimitCheck}). */
+export function limitCheck(limit: Limit, options: Pick<ConformanceOptions, 'limits' | 'unenforced'>): LimitCheck {
+  const why = options.unenforced?.[limit];
+  if (why !== undefined) return { run: 'open', why };
+  const how = options.limits?.[limit];
+  if (how === undefined) return { run: 'missing', missing: `the provider does not say how it enforces the ${limit} limit here` };
+  if (how.startsWith('not enforced')) return { run: 'missing', missing: `the ${limit} limit is ${how}` };
+  return { run: 'check', how };
 }
 
 const secret = (what: string) => `${what}-${randomBytes(8).toString('hex')}`;
@@ -146,17 +184,110 @@ const TITLES: Record<Escape, string> = {
   'runner-env': 'reading the runner\'s environment',
 };
 
+const LIMIT_TITLES: Record<Limit, string> = {
+  pids: 'a fork loop is stopped by the process limit',
+  memory: 'a big allocation is stopped by the memory limit',
+  cpus: 'a busy loop gets no more than its CPU share',
+  wall: 'a long sleep is killed at the wall-clock limit (and so is what starts later)',
+};
+
+/** Each limit's check: `open` asserts the limit does not hold instead. */
+const LIMIT_PROBES: Record<Limit, (sandbox: (limits: SandboxLimits) => Promise<Sandbox>, open: boolean, node: string) => Promise<void>> = {
+  async pids(sandbox, open) {
+    const sb = await sandbox({ pids: 48 });
+    const r = await sb.exec(['sh', '-c', 'n=0; while [ $n -lt 200 ]; do sleep 2 >/dev/null 2>&1 & n=$((n+1)); done; echo started $n'], { timeoutMs: 20_000 });
+    if (open) { expect(r.stdout).toContain('started 200'); return; }
+    expect(r.stdout).not.toContain('started 200');
+    expect(r.exitCode).not.toBe(0);
+  },
+  async memory(sandbox, open, node) {
+    const sb = await sandbox({ memoryMb: 160 });
+    const alloc = (mb: number) => sb.exec([node, '-e', `console.log('allocated', Buffer.alloc(${mb} * 1024 * 1024, 1).length)`], { timeoutMs: 20_000 });
+    expect((await alloc(20)).stdout).toContain('allocated');
+    const big = await alloc(600);
+    if (open) { expect(big.stdout).toContain('allocated'); return; }
+    expect(big.stdout).not.toContain('allocated');
+    expect(big.exitCode).not.toBe(0);
+    expect(big.timedOut).toBe(false);
+  },
+  async cpus(sandbox, open, node) {
+    const sb = await sandbox({ cpus: 0.2 });
+    const r = await sb.exec([node, '-e', 'const t = Date.now(); while (Date.now() - t < 1500); const u = process.cpuUsage(); console.log((u.user + u.system) / 1e6)'], { timeoutMs: 20_000 });
+    const share = Number(r.stdout.trim()) / 1.5;
+    expect(share).toBeGreaterThan(0);
+    // Unlimited: ~1 on an idle core; held to 0.2 it stays well under 0.6.
+    if (open) expect(share).toBeGreaterThan(0.3);
+    else expect(share).toBeLessThan(0.6);
+  },
+  async wall(sandbox, open) {
+    if (open) {
+      const sb = await sandbox({ wallMs: 300 });
+      const r = await sb.exec(['sleep', '1']);
+      expect({ exitCode: r.exitCode, timedOut: r.timedOut }).toEqual({ exitCode: 0, timedOut: false });
+      return;
+    }
+    const sb = await sandbox({ wallMs: 1500 });
+    const r = await sb.exec(['sleep', '100']);
+    expect(r.timedOut).toBe(true);
+    expect(r.exitCode).not.toBe(0);
+    const later = await sb.exec(['true']);
+    expect(later.timedOut).toBe(true);
+  },
+};
+
+/** Register the limit checks (inside a describe whose `beforeAll` made `setup()` available). */
+function limitTests(setup: () => ConformanceSetup, options: ConformanceOptions): void {
+  const timeout = Math.max(options.timeoutMs ?? 30_000, 30_000);
+  const runId = `lim${randomBytes(3).toString('hex')}`;
+  for (const limit of LIMITS) {
+    const c = limitCheck(limit, options);
+    describeIf(c.run === 'missing' ? c.missing : undefined, `limit ${limit}`, () => {
+      const title = c.run === 'open' ? `${LIMIT_TITLES[limit]}: NOT ENFORCED (${c.why})` : `${LIMIT_TITLES[limit]}: enforced by ${c.run === 'check' ? c.how : ''}`;
+      it(title, async () => {
+        const s = setup();
+        const made: Sandbox[] = [];
+        const sandbox = async (limits: SandboxLimits) => {
+          const sb = await s.provider.create({ runId, rolloutId: `${limit}${made.length}`, limits, modelEndpoint: { socketPath: s.socketPath, url: s.url } });
+          made.push(sb);
+          return sb;
+        };
+        try {
+          await LIMIT_PROBES[limit](sandbox, c.run === 'open', s.node ?? 'node');
+        } finally {
+          for (const sb of made) await sb.destroy();
+        }
+      }, timeout);
+    });
+  }
+}
+
 /**
- * Describe the escape suite for one provider (jest). `setup` runs in `beforeAll`, `teardown`
- * (if given) in `afterAll`. Each escape must be blocked, unless `options.open` names it with
- * why: then it must be open, so that list stays true.
+ * Only the limit checks of the suite, for one provider (jest): `setup` in `beforeAll`,
+ * `teardown` (if given) in `afterAll`. What {@link describeSandboxConformance} runs after the
+ * escapes.
+ */
+export function describeLimitConformance(name: string, setup: () => Promise<ConformanceSetup>, options: ConformanceOptions = {}, teardown?: () => Promise<void>): void {
+  describe(`sandbox limits: ${name}`, () => {
+    let s: ConformanceSetup | undefined;
+    beforeAll(async () => { s = await setup(); }, 120_000);
+    afterAll(async () => { await teardown?.(); }, 60_000);
+    limitTests(() => s!, options);
+  });
+}
+
+/**
+ * Describe the suite for one provider (jest): the escapes, then the limits. `setup` runs in
+ * `beforeAll`, `teardown` (if given) in `afterAll`. Each escape must be blocked, unless
+ * `options.open` names it with why: then it must be open, so that list stays true. Each limit
+ * must hold where `options.limits` says how it is enforced (see {@link limitCheck}).
  */
 export function describeSandboxConformance(name: string, setup: () => Promise<ConformanceSetup>, options: ConformanceOptions = {}, teardown?: () => Promise<void>): void {
   const timeout = options.timeoutMs ?? 30_000;
   const open = options.open ?? {};
   describe(`sandbox conformance: ${name}`, () => {
+    let s: ConformanceSetup | undefined;
     let lab: EscapeLab | undefined;
-    beforeAll(async () => { lab = await openEscapeLab(await setup()); }, 120_000);
+    beforeAll(async () => { s = await setup(); lab = await openEscapeLab(s); }, 120_000);
     afterAll(async () => {
       await lab?.close();
       await teardown?.();
@@ -168,5 +299,6 @@ export function describeSandboxConformance(name: string, setup: () => Promise<Co
         expect({ escape, escaped }).toEqual({ escape, escaped: why !== undefined });
       }, timeout);
     }
+    limitTests(() => s!, options);
   });
 }

@@ -1,4 +1,4 @@
-import { ClawGymError, ErrorCodes } from '@clawgym/core';
+import { ClawGymError, collectOutput, ErrorCodes } from '@clawgym/core';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -224,21 +224,12 @@ export function makeTestNetns(index: number, subnet = 1 + (process.pid % 250)): 
  * Build (or reuse) the sandbox image with `scripts/docker-image.sh` against the daemon at
  * `dockerHost`; resolves to its tag.
  */
-export function buildSandboxImage(dockerHost: string, options: { script?: string; image?: string; force?: boolean } = {}): Promise<string> {
+export async function buildSandboxImage(dockerHost: string, options: { script?: string; image?: string; force?: boolean } = {}): Promise<string> {
   const script = options.script ?? join(__dirname, '..', '..', '..', 'scripts', 'docker-image.sh');
-  return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: dockerHost, FORCE: options.force ? '1' : '0' };
-    if (options.image) env.IMAGE = options.image;
-    const child = spawn('bash', [script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const tag = out.trim().split('\n').pop();
-      if (code === 0 && tag) resolve(tag);
-      else reject(new Error(`${script} failed (${code}): ${err.trim().slice(-2000)}`));
-    });
-  });
+  const env: Record<string, string> = { ...process.env as Record<string, string>, DOCKER_HOST: dockerHost, FORCE: options.force ? '1' : '0' };
+  if (options.image) env.IMAGE = options.image;
+  const r = await collectOutput(['bash', script], { env });
+  const tag = r.stdout.toString('utf8').trim().split('\n').pop();
+  if (r.code === 0 && tag) return tag;
+  throw new ClawGymError(ErrorCodes.IMAGE_BUILD_FAILED, `${script} failed (${r.error ?? r.code ?? r.signal}): ${r.stderr.toString('utf8').trim().slice(-2000)}`);
 }

@@ -6,6 +6,7 @@ export {
   SANDBOX_PROXY_PORT, WORKSPACE, dockerSandboxProvider, dockerSocketPath, type DockerSandboxOptions,
 } from './provider';
 export { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, pingDocker, startDockerd, type PrivateDockerd, type StartDockerdOptions, type TestNetns } from './dockerd';
+export { engineLimitEnforcement, limitEnforcementHere } from './limits';
 export { DockerHost, DockerHosts, type DockerHostOption, type DockerHostSpec } from './hosts';
 
 /** `@clawgym/sandbox-docker`: provides the `docker` sandbox. */

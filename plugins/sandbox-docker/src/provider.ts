@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { constants, existsSync, readFileSync } from 'node:fs';
-import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ClawGymError, ErrorCodes, messageOf, ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
+import {
+  ClawGymError, ErrorCodes, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
+  type ExecOptions, type ExecResult, type LimitEnforcement, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
+} from '@clawgym/core';
 import Docker from 'dockerode';
 import { DockerHost, DockerHosts, isUnreachable, type DockerHostSpec } from './hosts';
+import { engineLimitEnforcement } from './limits';
 import { hostTar, pullDir, pushDir, pushPaths } from './remote-workspace';
 import { TaskImages, type TaskImage } from './task-image';
 import { ModelTunnel } from './tunnel';
@@ -140,6 +144,8 @@ class DockerSandbox implements Sandbox {
   readonly modelBaseUrl: string;
   readonly workspaceHostPath: string;
   private readonly homeHostPath: string;
+  /** The workspace and HOME as bound into the container (core's mapping; links are never followed from the host). */
+  private readonly paths: SandboxPaths;
   private destroyed?: Promise<void>;
   private owned = false;
   private wallTimer?: NodeJS.Timeout;
@@ -167,6 +173,7 @@ class DockerSandbox implements Sandbox {
     this.remote = placement ? !placement.host.local : false;
     this.workspaceHostPath = join(hostRoot, 'workspace');
     this.homeHostPath = join(hostRoot, 'home');
+    this.paths = new SandboxPaths([{ inside: workspacePath, host: this.workspaceHostPath }, { inside: HOME, host: this.homeHostPath }], workspacePath);
     this.modelBaseUrl = `http://127.0.0.1:${SANDBOX_PROXY_PORT}/s/${spec.rolloutId}`;
     if (spec.limits.wallMs) {
       this.wallTimer = setTimeout(() => {
@@ -284,10 +291,7 @@ class DockerSandbox implements Sandbox {
     if (o.stdin !== undefined) stream.end(o.stdin);
 
     let killed = false;
-    let timedOut = false;
-    const kill = () => { killed = true; void this.killExec(exec, tag); };
-    const timer = o.timeoutMs ? setTimeout(() => { timedOut = true; kill(); }, o.timeoutMs) : undefined;
-    o.signal?.addEventListener('abort', kill, { once: true });
+    const stop = stopWhen(o, () => { killed = true; void this.killExec(exec, tag); });
     // The host marked down (a probe had no answer): stop waiting for a stream that may never end.
     const down = this.placement?.host.downSignal;
     const onDown = () => (stream as unknown as { destroy?: () => void }).destroy?.();
@@ -295,8 +299,7 @@ class DockerSandbox implements Sandbox {
     try {
       await ended;
     } finally {
-      clearTimeout(timer);
-      o.signal?.removeEventListener('abort', kill);
+      stop.clear();
       down?.removeEventListener('abort', onDown);
     }
     let inspectErr: unknown;
@@ -311,7 +314,7 @@ class DockerSandbox implements Sandbox {
     if (gone) throw gone;
     const code = info?.ExitCode ?? null;
     if (killed || this.wallReached) {
-      return { exitCode: null, signal: 'SIGKILL', stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut: timedOut || this.wallReached };
+      return { exitCode: null, signal: 'SIGKILL', stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut: stop.timedOut || this.wallReached };
     }
     return { exitCode: code, signal: null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut: false };
   }
@@ -332,47 +335,26 @@ class DockerSandbox implements Sandbox {
       if (!info.Running) { if (info.ExitCode !== null) return; await sleep(10); continue; }
       const pid = info.Pid;
       if (!pid) { await sleep(10); continue; }
-      try {
-        process.kill(-pid, 'SIGKILL');
-        return;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ESRCH') return;
-      }
-      // EPERM: kill it from inside, by its PID in the container's namespace.
-      const nspid = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/).pop();
+      if (killGroup(pid) !== 'denied') return;
+      // Not ours to signal: kill it from inside, by its PID in the container's namespace.
+      const nspid = namespacePid(pid);
       if (nspid) await this.run(['kill', '-KILL', '--', `-${nspid}`], {}).catch(() => {});
       return;
     }
   }
 
-  /** The host path of a sandbox path under the workspace or HOME, when it is safe to use from the host. */
+  /**
+   * The host path of a sandbox path under the workspace or HOME, when it is safe to use from
+   * the host: no link on the way (it resolves in the container, and the host would follow it
+   * out of the sandbox); missing folders are made (as the container user) when `create`.
+   */
   private async hostPathOf(sandboxPath: string, create: boolean): Promise<string | undefined> {
     // Remote: nothing of the container is on our filesystem; files go through commands inside.
     if (this.remote) { await this.pushOnce(); return undefined; }
-    const abs = posix.resolve(this.workspacePath, sandboxPath);
-    const mounts: Array<[string, string]> = [[this.workspacePath, this.workspaceHostPath], [HOME, this.homeHostPath]];
-    for (const [inside, host] of mounts) {
-      if (abs !== inside && !abs.startsWith(`${inside}/`)) continue;
-      const parts = abs.slice(inside.length).split('/').filter(Boolean);
-      // Every existing component must be a real directory (not a link the agent made, which
-      // the host would follow out of the sandbox); missing ones are created.
-      let cur = host;
-      for (const [i, part] of parts.entries()) {
-        cur = join(cur, part);
-        const last = i === parts.length - 1;
-        const st = await lstat(cur).catch(() => undefined);
-        if (st?.isSymbolicLink()) return undefined;
-        if (!st) {
-          if (last || !create) continue;
-          await mkdir(cur);
-          await lchown(cur, this.user.uid, this.user.gid).catch(() => {});
-        } else if (!last && !st.isDirectory()) {
-          return undefined;
-        }
-      }
-      return cur;
-    }
-    return undefined;
+    return this.paths.linkFreeHostPath(sandboxPath, create ? async (dir) => {
+      await mkdir(dir);
+      await lchown(dir, this.user.uid, this.user.gid).catch(() => {});
+    } : undefined);
   }
 
   async writeFile(sandboxPath: string, data: string | Buffer): Promise<void> {
@@ -442,7 +424,7 @@ class DockerSandbox implements Sandbox {
           // A host that stopped answering keeps its container until the host's sweep (gc).
           if (!host || host.healthy) await removeContainer(this.container);
         } finally {
-          await rm(this.hostRoot, { recursive: true, force: true });
+          await removeTree(this.hostRoot);
         }
       };
       if (host && !host.healthy) return removal();
@@ -552,6 +534,11 @@ export class DockerSandboxProvider implements SandboxProvider {
       + `user ${this.user.uid}:${this.user.gid}, all capabilities dropped, no-new-privileges, read-only root, cpu/memory/pids limits`;
   }
 
+  /** How the first host's engine enforces each limit, by its own account. */
+  limitEnforcement(): Promise<LimitEnforcement> {
+    return engineLimitEnforcement(this.docker);
+  }
+
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const socketPath = spec.modelEndpoint.socketPath;
     if (!socketPath) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the docker sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
@@ -586,7 +573,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       const started = await this.poolFor(host, spec, socketPath, taskImage).take();
       try {
         // The marker now names the rollout the container serves (sweep and gc read it).
-        await writeFile(join(started.root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, pid: process.pid }));
+        await writeOwnerFile(join(started.root, MARKER), { runId: spec.runId, rolloutId: spec.rolloutId });
       } catch (err) {
         started.tunnel?.close();
         await this.dispose(started);
@@ -621,7 +608,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private async dispose(s: Started): Promise<void> {
     s.tunnel?.close();
     await removeContainer(s.container).catch(() => undefined);
-    await rm(s.root, { recursive: true, force: true });
+    await removeTree(s.root);
   }
 
   private track(removal: Promise<void>): void {
@@ -650,7 +637,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
       const owner = ownerStamp();
-      await writeFile(join(root, MARKER), JSON.stringify({ runId: spec.runId, ...owner }));
+      await writeOwnerFile(join(root, MARKER), { runId: spec.runId }, owner);
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
       const opt = join(root, 'opt');
@@ -722,7 +709,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       }
       return { container, root, workdir, path: taskImage?.path, tunnel };
     } catch (err) {
-      await rm(root, { recursive: true, force: true });
+      await removeTree(root);
       throw err;
     }
   }
@@ -735,11 +722,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
       if (!name.startsWith(DIR_PREFIX)) continue;
       const dir = join(this.tmpDir, name);
-      let marker: { runId?: string } & Partial<OwnerStamp>;
-      try { marker = JSON.parse(readFileSync(join(dir, MARKER), 'utf8')); } catch { continue; }
+      const marker = await readOwnerFile<{ runId?: string }>(join(dir, MARKER));
+      if (!marker) continue;
       if (runId !== undefined && marker.runId !== runId) continue;
       if (ownerAlive(marker)) continue;
-      await rm(dir, { recursive: true, force: true });
+      await removeTree(dir);
       removed.push(`dir ${dir}`);
     }
     return { removed };
@@ -756,21 +743,16 @@ export class DockerSandboxProvider implements SandboxProvider {
     }
     for (const c of containers) {
       // Only what a dead runner left: a live run's containers are in use (gc beside a running run).
-      if (ownerAlive(parseOwner(c.Labels[LABEL_OWNER]))) continue;
+      if (ownerAlive(parseOwner(c.Labels[LABEL_OWNER]) ?? {})) continue;
       await removeContainer(host.docker.getContainer(c.Id));
       removed.push(`container ${c.Names[0]?.replace(/^\//, '') ?? c.Id}`);
       const root = c.Labels[LABEL_ROOT];
       if (root && basename(root).startsWith(DIR_PREFIX) && existsSync(root)) {
-        await rm(root, { recursive: true, force: true });
+        await removeTree(root);
         removed.push(`dir ${root}`);
       }
     }
   }
-}
-
-/** The owner label of a container; one without it (made before owners were labelled) has no live owner. */
-function parseOwner(label: string | undefined): Partial<OwnerStamp> {
-  try { return label ? JSON.parse(label) as Partial<OwnerStamp> : {}; } catch { return {}; }
 }
 
 /** A `docker` sandbox provider. */

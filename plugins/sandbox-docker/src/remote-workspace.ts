@@ -6,25 +6,16 @@
  * container's workspace is got back into the folder before the verifier runs ({@link pullDir},
  * `Sandbox.sync()`), which works on a stopped container too (after a wall-clock kill).
  */
-import { spawn } from 'node:child_process';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ClawGymError, collectOutput, ErrorCodes } from '@clawgym/core';
 import type Docker from 'dockerode';
 
-/** Run `tar` on the host with stdin/stdout as buffers. */
-export function hostTar(args: string[], input?: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    // Without input tar's stdin is closed: writing to a pipe tar may already have left raced
-    // its exit (EPIPE). With input, a tar that stops reading says why through its exit code.
-    const child = spawn('tar', args, { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout!.on('data', (d: Buffer) => out.push(d));
-    child.stderr!.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`tar ${args.join(' ')}: ${err.trim()}`))));
-    if (input) child.stdin!.on('error', () => undefined).end(input);
-  });
+/** Run `tar` on the host with stdin/stdout as buffers (core's spawn-and-collect; the archive is not cut short). */
+export async function hostTar(args: string[], input?: Buffer): Promise<Buffer> {
+  const r = await collectOutput(['tar', ...args], { stdin: input, maxBytes: Infinity });
+  if (r.code !== 0) throw new ClawGymError(ErrorCodes.SANDBOX_FILE_FAILED, `tar ${args.join(' ')}: ${(r.error ?? r.stderr.toString('utf8')).trim() || `exit ${r.code ?? r.signal}`}`);
+  return r.stdout;
 }
 
 /**
