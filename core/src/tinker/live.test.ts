@@ -3,10 +3,11 @@ import { defaultRetry, TinkerHttp } from './http';
 import { modelInput, type WireFuture, type WireSampleOutput } from './wire';
 
 /**
- * Against a real Tinker service: SkyRL's `python -m skyrl.tinker.api` on GPUs, or hosted Tinker
- * (`CLAWGYM_TINKER_API_KEY`). It runs only when `CLAWGYM_TINKER_URL` is set and otherwise skips
- * with that reason, in CI too: no CI machine has such a service, and the issue counts this test
- * as a check, not as coverage (the conformance transcripts are the coverage).
+ * Against a running Tinker service: SkyRL's `python -m skyrl.tinker.api` on GPUs, or hosted
+ * Tinker (`CLAWGYM_TINKER_API_KEY`), or — in CI, where neither can run — ClawGym's own
+ * `clawgym trainer serve`, which `.ci/run` starts (`CLAWGYM_TINKER_BASE_MODEL=embedded`). It runs
+ * only when `CLAWGYM_TINKER_URL` is set and otherwise skips with that reason. Against our own
+ * server it checks the client end to end, not SkyRL: the conformance transcripts are that check.
  */
 const url = process.env.CLAWGYM_TINKER_URL;
 const baseModel = process.env.CLAWGYM_TINKER_BASE_MODEL ?? 'Qwen/Qwen3-8B';
