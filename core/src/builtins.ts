@@ -105,6 +105,8 @@ const LocalSandboxOptionsSchema = z.strictObject({
   forceFallback: z.boolean().optional(),
   /** Limits by cgroups where possible (default true). */
   cgroups: z.boolean().optional(),
+  /** Experimental, default false: one holder process per bubblewrap sandbox that commands enter (not yet working, docs/notes.md #20). */
+  holder: z.boolean().optional(),
 });
 
 /**

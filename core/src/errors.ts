@@ -47,8 +47,14 @@ export const ErrorCodes = {
   SANDBOX_SPEC_INVALID: 'CLAWGYM_SANDBOX_SPEC_INVALID',
   SANDBOX_FILE_FAILED: 'CLAWGYM_SANDBOX_FILE_FAILED',
   SANDBOX_IMAGE_MISSING: 'CLAWGYM_SANDBOX_IMAGE_MISSING',
+  /** A command for a sandbox that is destroyed, or whose holder process died. */
+  SANDBOX_GONE: 'CLAWGYM_SANDBOX_GONE',
   NOT_BUILT: 'CLAWGYM_NOT_BUILT',
   DOCKERD_FAILED: 'CLAWGYM_DOCKERD_FAILED',
+  /** The docker sandbox's `hosts` option names a host it cannot use as written. */
+  DOCKER_HOST_INVALID: 'CLAWGYM_DOCKER_HOST_INVALID',
+  /** A Docker host stopped answering (or none answers): its rollouts are infra failures, retried elsewhere. */
+  DOCKER_HOST_UNREACHABLE: 'CLAWGYM_DOCKER_HOST_UNREACHABLE',
   SESSION_EXISTS: 'CLAWGYM_SESSION_EXISTS',
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
   /** The embedded trainer's worker thread failed or died during a step. */

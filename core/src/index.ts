@@ -43,6 +43,8 @@ export { TitoLedger, type PreparedPrompt } from './proxy/ledger';
 export { CallStore } from './rollout/call-store';
 export { createNetnsSandbox, netnsAvailable, netnsSandboxProvider, SANDBOX_PROXY_PORT } from './sandbox/netns';
 export { startForwarder } from './sandbox/forwarder';
+export { SandboxPaths, hostFiles, type Mount, type Located } from './sandbox/paths';
+export { collectOutput, collectProcess, type Collected } from './sandbox/collect';
 export { titoStats, titoSummary } from './rollout/tito-stats';
 export { buildTree, type BuildOptions, type RolloutInfo } from './tree/builder';
 export { applyFilters, removeDeadLeaves, keptLeaves, type FilterOptions } from './tree/filters';

@@ -9,8 +9,8 @@ export type TokenIds = Int32Array;
 
 /** Turns text into the engine's token ids and back. */
 export interface Tokenizer {
-  /** Encode plain text (no special tokens are added). */
-  encode(text: string): number[];
+  /** Encode plain text (no special tokens are added), 4 bytes an id: a 30 MB tool result through a byte-level tokenizer is 30M ids. */
+  encode(text: string): TokenIds;
   /** Decode ids to text; special tokens decode to their literal form. */
   decode(ids: ArrayLike<number>): string;
   /** Number of distinct token ids. */
@@ -29,12 +29,12 @@ export interface Tokenizer {
 export interface ChatTemplate {
   readonly name: string;
   /** Ids of the whole conversation (tools in the system part), ending with the generation prompt. */
-  render(conversation: CanonicalConversation): number[];
+  render(conversation: CanonicalConversation): TokenIds;
   /**
    * Ids that follow a generated assistant reply (its raw output ids, ending as `finishReason`
    * says) when the conversation continues with `next`, ending with the generation prompt.
    */
-  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): number[];
+  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): TokenIds;
   /**
    * Parse generated ids into an assistant message; output that is not a valid tool call stays
    * text. `tools` are the request's (templates with a compact call syntax need their schemas).
@@ -51,7 +51,7 @@ export interface ChatTemplate {
    * with how the reused prompt relates to the template's render of the whole conversation.
    * Without it the ledger uses {@link renderContinuation} and calls the prompt clean.
    */
-  continueFrom?(history: ContinuationHistory, next: CanonicalMessage[], memo?: Record<string, unknown>): { ids: number[]; drift: Drift };
+  continueFrom?(history: ContinuationHistory, next: CanonicalMessage[], memo?: Record<string, unknown>): { ids: TokenIds; drift: Drift };
 }
 
 /** What the ledger knows of the call a new request extends. */

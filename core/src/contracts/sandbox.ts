@@ -105,6 +105,13 @@ export interface Sandbox {
   /** Copy a sandbox file or folder out to the host. */
   copyOut(sandboxPath: string, hostPath: string): Promise<void>;
   /**
+   * Bring the workspace's current state to {@link workspaceHostPath}, where the host-side
+   * verifier reads it. Providers whose workspace is that folder (bind-mounted) need none; a
+   * sandbox on a machine that cannot see our filesystem (a remote Docker host) copies it back.
+   * The runner calls it after the harness, before the verifier.
+   */
+  sync?(): Promise<void>;
+  /**
    * Stop everything inside (nothing runs or writes once it resolves) and remove every trace.
    * A provider may finish the removal in the background (Docker: the container is frozen, then
    * removed); its `close()` waits for that. Idempotent.

@@ -1,4 +1,4 @@
-import type { Tokenizer } from '../contracts/engine';
+import type { TokenIds, Tokenizer } from '../contracts/engine';
 
 /** Special tokens of the byte-level vocabulary, after the 256 byte ids. */
 export const SPECIAL_TOKENS = [
@@ -25,12 +25,9 @@ export class ByteTokenizer implements Tokenizer {
     return id >= 256 && id < this.vocabSize;
   }
 
-  encode(text: string): number[] {
-    const bytes = this.encoder.encode(text);
-    // One allocation of the final size: Array.from grows its result (seconds and ~20 bytes an id for a 30 MB body).
-    const ids = new Array<number>(bytes.length);
-    for (let i = 0; i < bytes.length; i++) ids[i] = bytes[i]!;
-    return ids;
+  encode(text: string): TokenIds {
+    // The bytes widened in one native copy: 4 bytes an id, not a JS array's 8 (and no regrowth).
+    return new Int32Array(this.encoder.encode(text));
   }
 
   decode(ids: ArrayLike<number>): string {

@@ -38,7 +38,7 @@ describe('ChatML template with Hermes tool calls', () => {
 
   it('streams multi-byte characters split across byte tokens', () => {
     const parser = chatTemplate.streamParser();
-    const out = tokenizer.encode('é→🙂').flatMap((id) => parser.push(id)).map((e) => (e as { text: string }).text).join('');
+    const out = Array.from(tokenizer.encode('é→🙂')).flatMap((id) => parser.push(id)).map((e) => (e as { text: string }).text).join('');
     expect(out).toBe('é→🙂');
   });
 
@@ -61,7 +61,7 @@ describe('ChatML template with Hermes tool calls', () => {
       const tools = [{ name: 't', parameters: {} }];
       const reused = [...chatTemplate.render({ messages: prompt, tools }), ...output, ...chatTemplate.renderContinuation(next, 'stop')];
       const full = chatTemplate.render({ messages: [...prompt, { role: 'assistant', parts }, ...next], tools });
-      expect(reused).toEqual(full);
+      expect(reused).toEqual(Array.from(full));
     }), { numRuns: 200 });
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatTemplate, FinishReason, OutputEvent, OutputStreamParser, Tokenizer } from '../contracts/engine';
+import type { ChatTemplate, FinishReason, OutputEvent, OutputStreamParser, TokenIds, Tokenizer } from '../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
 import { eventsToMessage } from './output';
 import { appendAll } from '../util/append';
@@ -43,7 +43,7 @@ export class ChatMlTemplate implements ChatTemplate {
     this.stopIds = [sp.imEnd];
   }
 
-  render(conversation: CanonicalConversation): number[] {
+  render(conversation: CanonicalConversation): TokenIds {
     const ids = new IdChunks();
     const messages = [...conversation.messages];
     // Tools live in the system turn; a conversation without a leading system message gets one.
@@ -51,10 +51,10 @@ export class ChatMlTemplate implements ChatTemplate {
     messages.forEach((m, i) => this.renderMessage(m, ids, i === 0 ? conversation.tools : []));
     ids.push(this.sp.imStart);
     ids.add(this.tokenizer.encode('assistant\n'));
-    return ids.toArray();
+    return ids.toIds();
   }
 
-  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): number[] {
+  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): TokenIds {
     // A stop on <|im_end|> leaves it in the output; any other ending needs it inserted.
     const ids = new IdChunks();
     if (finishReason !== 'stop' && finishReason !== 'tool_calls') ids.push(this.sp.imEnd);
@@ -62,7 +62,7 @@ export class ChatMlTemplate implements ChatTemplate {
     for (const m of next) this.renderMessage(m, ids, []);
     ids.push(this.sp.imStart);
     ids.add(this.tokenizer.encode('assistant\n'));
-    return ids.toArray();
+    return ids.toIds();
   }
 
   private renderMessage(m: CanonicalMessage, ids: IdChunks, tools: readonly ToolSpec[]): void {
@@ -95,7 +95,7 @@ export class ChatMlTemplate implements ChatTemplate {
     const ids = new IdChunks();
     this.renderAssistantBody(parts, ids);
     ids.push(this.sp.imEnd);
-    return ids.toArray();
+    return Array.from(ids.toIds());
   }
 
   private renderAssistantBody(parts: readonly MessagePart[], ids: IdChunks): void {

@@ -78,7 +78,9 @@ export class ScriptedEngine implements Engine {
     const sessionId = request.sessionId ?? 'default';
     const callIndex = this.calls.get(sessionId) ?? 0;
     this.calls.set(sessionId, callIndex + 1);
-    const turn = await this.script({ sessionId, callIndex, prompt: this.tokenizer.decode(request.promptIds) });
+    const tokenizer = this.tokenizer;
+    // Decoded only for a script that reads it: a 30 MB prompt decodes to another 30 MB string and more.
+    const turn = await this.script({ sessionId, callIndex, get prompt() { return tokenizer.decode(request.promptIds); } });
     if (turn.failBefore) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, turn.failBefore);
     if (turn.hang) {
       await new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true }));

@@ -8,7 +8,7 @@ const { tokenizer, chatTemplate } = byteChatMl();
 const IM_END = tokenizer.special('<|im_end|>');
 const EXTRA_STOP = tokenizer.special('<|endoftext|>');
 const MODEL = 'qwen3-test';
-const promptIds = chatTemplate.render({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'hello' }] }], tools: [] });
+const promptIds = Array.from(chatTemplate.render({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'hello' }] }], tools: [] }));
 // What the stand-in "samples": "Hi!" then <|im_end|>, with exactly representable logprobs.
 const outIds = [...tokenizer.encode('Hi!'), IM_END];
 const outLps = [-0.25, -1.5, -0.125, -0.0625];

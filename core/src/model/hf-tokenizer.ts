@@ -4,10 +4,12 @@ import type { Tokenizer as HfLibTokenizerType } from '@huggingface/tokenizers' w
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { Tokenizer: HfLibTokenizer } = require('@huggingface/tokenizers') as { Tokenizer: typeof HfLibTokenizerType };
 type HfLibTokenizer = HfLibTokenizerType;
-import type { Tokenizer } from '../contracts/engine';
-import { appendAll } from '../util/append';
+import type { TokenIds, Tokenizer } from '../contracts/engine';
+import { IdChunks } from '../util/id-chunks';
 
 interface AddedToken { id: number; content: string; special?: boolean }
+
+const DECODE_OPTIONS = { skip_special_tokens: false, clean_up_tokenization_spaces: false };
 
 /** Escape a string for a RegExp. */
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -24,8 +26,38 @@ function isControl(t: AddedToken, template: string): boolean {
   return !/\s/u.test(t.content) && /[<>[\]|]/u.test(t.content) && template.includes(t.content);
 }
 
+/**
+ * First-stage split patterns (Qwen2/3, Llama 3, gpt-oss) under which a text cuts cleanly between
+ * a newline and a letter or digit: no alternative matches a newline followed by `\p{L}` or `\p{N}`
+ * (a newline is only ever at the end of a match, or alone), and none looks behind, so the pieces
+ * of the two parts are the pieces of the whole. Long text is pre-tokenized a part at a time there:
+ * the library makes a string per piece, ~40 bytes a piece held at once for a 30 MB tool result.
+ */
+const NEWLINE_CUT_PATTERNS = new Set([
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+]);
+/** Characters pre-tokenized at a time where {@link NEWLINE_CUT_PATTERNS} allow. */
+const PART_CHARS = 1 << 16;
+const newlineCut = /\n(?=[\p{L}\p{N}])/gu;
+
+/** `text` in parts of about {@link PART_CHARS}, cut only after a newline before a letter or digit. */
+function* partsOf(text: string, cut: boolean): Generator<string> {
+  if (!cut || text.length <= PART_CHARS) { yield text; return; }
+  let start = 0;
+  while (text.length - start > PART_CHARS) {
+    newlineCut.lastIndex = start + PART_CHARS;
+    const m = newlineCut.exec(text);
+    if (!m) break;
+    yield text.slice(start, m.index + 1);
+    start = m.index + 1;
+  }
+  yield text.slice(start);
+}
+
 /** The library's internals the piece cache uses (see {@link HfTokenizer}'s `pieces`). */
-interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[] }
+interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[]; config?: { pattern?: { Regex?: string }; behavior?: string; invert?: boolean } }
 interface LibInternals {
   normalizer: ((s: string) => string) | null;
   pre_tokenizer: LibStage | null;
@@ -42,16 +74,27 @@ interface PieceCache {
   vocab: Map<string, number>;
   unk?: number;
   cache: Map<string, number[]>;
+  /** Whether long text may be pre-tokenized in parts ({@link partsOf}). */
+  cut: boolean;
 }
 
-function pieceCache(tokenizer: HfLibTokenizer): PieceCache | undefined {
+/** Unicode normalizations, under which ASCII text is unchanged. */
+const UNICODE_FORMS = new Set(['NFC', 'NFD', 'NFKC', 'NFKD']);
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
+function pieceCache(tokenizer: HfLibTokenizer, normalizerType: unknown): PieceCache | undefined {
   const lib = tokenizer as unknown as LibInternals;
   if (lib.added_tokens?.length || lib.remove_space || lib.do_lowercase_and_remove_accent || !lib.pre_tokenizer || typeof lib.model !== 'function' || !(lib.model.tokens_to_ids instanceof Map)) return undefined;
   const stages = Array.isArray(lib.pre_tokenizer.tokenizers) ? lib.pre_tokenizer.tokenizers : [lib.pre_tokenizer];
   const [first, ...rest] = stages;
   if (!first || typeof first.pre_tokenize !== 'function') return undefined;
+  const libNormalize = lib.normalizer ?? undefined;
+  // A Unicode normalization leaves ASCII text as it is (most of a harness's text): not run there.
+  const normalize = libNormalize && typeof normalizerType === 'string' && UNICODE_FORMS.has(normalizerType) ? (t: string) => (ASCII.test(t) ? t : libNormalize(t)) : libNormalize;
   const p: PieceCache = {
-    normalize: lib.normalizer ?? undefined, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
+    normalize, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
+    cut: NEWLINE_CUT_PATTERNS.has(first.config?.pattern?.Regex ?? '') && first.config?.behavior === 'Isolated' && !first.config.invert,
   };
   // The post-processor must add nothing when special tokens are off: compare on a probe.
   const probe = 'Hello, world! 123  \n\tcafé 你好';
@@ -92,31 +135,35 @@ export class HfTokenizer implements Tokenizer {
       { ...tokenizerJson, added_tokens: added.filter((t) => !control.has(t.content)) },
       { ...config, added_tokens_decoder: Object.fromEntries(Object.entries(decoder).filter(([, t]) => !control.has(t.content))) },
     );
-    this.pieces = pieceCache(this.plain);
+    this.pieces = pieceCache(this.plain, (tokenizerJson.normalizer as { type?: unknown } | null | undefined)?.type);
     if (control.size) this.controlRe = new RegExp([...control.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'gu');
     const modelVocab = Object.keys(((tokenizerJson.model as { vocab?: object })?.vocab) ?? {}).length;
     this.vocabSize = Math.max(modelVocab, ...added.map((t) => t.id + 1));
   }
 
   /** Encode text from a message: never a control id. */
-  encode(text: string): number[] {
-    if (!text) return [];
-    if (!this.pieces) return this.plain.encode(text, { add_special_tokens: false }).ids;
+  encode(text: string): TokenIds {
+    if (!text) return new Int32Array(0);
+    if (!this.pieces) return Int32Array.from(this.plain.encode(text, { add_special_tokens: false }).ids);
     // The library's own pipeline, with the ids of each first-stage piece remembered (see PieceCache).
     const p = this.pieces;
     const normalized = p.normalize ? p.normalize(text) : text;
-    const out: number[] = [];
-    if (!normalized) return out;
-    for (const piece of p.first.pre_tokenize(normalized, { section_index: 0 })) {
-      let ids = p.cache.get(piece);
-      if (!ids) {
-        const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
-        ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
-        if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+    if (!normalized) return new Int32Array(0);
+    const parts = new IdChunks();
+    for (const part of partsOf(normalized, p.cut)) {
+      const out: number[] = [];
+      for (const piece of p.first.pre_tokenize(part, { section_index: 0 })) {
+        let ids = p.cache.get(piece);
+        if (!ids) {
+          const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
+          ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
+          if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+        }
+        for (const id of ids) out.push(id);
       }
-      for (const id of ids) out.push(id);
+      parts.add(Int32Array.from(out));
     }
-    return out;
+    return parts.toIds();
   }
 
   /**
@@ -131,18 +178,17 @@ export class HfTokenizer implements Tokenizer {
   private readonly pieces?: PieceCache;
 
   /** Encode text the template wrote: control tokens become their ids, the rest as {@link encode}. */
-  encodeMarkup(text: string): number[] {
-    const out: number[] = [];
+  encodeMarkup(text: string): TokenIds {
     if (!this.controlRe) return this.encode(text);
+    const out = new IdChunks();
     let last = 0;
     for (const m of text.matchAll(this.controlRe)) {
-      // appendAll, not push(...): a large tool result is more ids than a call can take as arguments.
-      if (m.index > last) appendAll(out, this.encode(text.slice(last, m.index)));
+      if (m.index > last) out.add(this.encode(text.slice(last, m.index)));
       out.push(this.control.get(m[0])!);
       last = m.index + m[0].length;
     }
-    if (last < text.length) appendAll(out, this.encode(text.slice(last)));
-    return out;
+    if (last < text.length) out.add(this.encode(text.slice(last)));
+    return out.toIds();
   }
 
   /** The id of a token's text (control or ordinary), if it is one token. */
@@ -156,8 +202,22 @@ export class HfTokenizer implements Tokenizer {
 
   /** Decode ids; control tokens decode to their text, and spaces are left as the tokens have them. */
   decode(ids: ArrayLike<number>): string {
-    return ids.length ? this.full.decode(Array.from(ids), { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : '';
+    if (ids.length === 1) {
+      // One id decodes the same wherever it stands (the decoders see it as the whole sequence):
+      // remembered, since streaming decodes each new token on its own (see streamDecoder).
+      const id = ids[0]!;
+      const hit = this.decoded.get(id);
+      if (hit !== undefined) return hit;
+      const text = this.full.decode([id], DECODE_OPTIONS);
+      if (this.decoded.size >= 65_536) this.decoded.clear();
+      this.decoded.set(id, text);
+      return text;
+    }
+    return ids.length ? this.full.decode(Array.from(ids), DECODE_OPTIONS) : '';
   }
+
+  /** Text of single ids already decoded (see {@link decode}). */
+  private readonly decoded = new Map<number, string>();
 
   /**
    * A decoder for streamed ids that returns only complete text, in the manner of vLLM's
@@ -168,13 +228,16 @@ export class HfTokenizer implements Tokenizer {
     const ids: number[] = [];
     let prefix = 0;
     let read = 0;
+    // The text of ids[prefix, read) changes only when they move: decoded once per move.
+    let before = '';
     const step = (final: boolean): string => {
-      const before = this.decode(ids.slice(prefix, read));
       const after = this.decode(ids.slice(prefix));
       if (after.length <= before.length || (!final && after.endsWith('\uFFFD'))) return '';
+      const emitted = after.slice(before.length);
       prefix = read;
       read = ids.length;
-      return after.slice(before.length);
+      before = this.decode(ids.slice(prefix, read));
+      return emitted;
     };
     return {
       push: (id) => { ids.push(id); return step(false); },

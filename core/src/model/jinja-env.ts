@@ -5,6 +5,7 @@ import type * as Jinja from '@huggingface/jinja' with { 'resolution-mode': 'impo
 const { Environment, Interpreter, Template } = require('@huggingface/jinja') as typeof Jinja;
 type Template = Jinja.Template;
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
+import { compileTemplate, type CompiledTemplate } from './jinja-compile';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -97,8 +98,8 @@ function rewrite(n: unknown): unknown {
   return n;
 }
 
-/** A value converted once for the interpreter (see {@link JinjaRenderer.prepare}). */
-export interface Prepared { readonly runtime: unknown }
+/** A value converted once for the interpreter (see {@link JinjaRenderer.prepare}), and as given (for the compiled form). */
+export interface Prepared { readonly runtime: unknown; readonly plain: unknown }
 
 /** Raised by a template's `raise_exception(...)`: the template refused the conversation. */
 class TemplateException extends Error {}
@@ -111,37 +112,77 @@ class TemplateException extends Error {}
  */
 export class JinjaRenderer {
   private readonly template: Template;
+  /** The template compiled to closures (see jinja-compile.ts); undefined: the interpreter renders. */
+  private compiled?: CompiledTemplate;
+  private renders = 0;
 
-  constructor(source: string, private readonly now: () => Date = () => new Date()) {
+  /**
+   * `crossCheckEvery`: every n-th compiled render is also rendered by the interpreter; if they
+   * ever differ, the compiled form is dropped for good (the interpreter is the reference).
+   */
+  constructor(source: string, private readonly now: () => Date = () => new Date(), private readonly crossCheckEvery = 64) {
     try {
       this.template = new Template(source);
       pythonStrip(this.template.parsed);
     } catch (err) {
       throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template does not parse: ${messageOf(err)}`, { cause: err });
     }
+    this.compiled = compileTemplate(this.template.parsed as unknown as { body: unknown[] });
+  }
+
+  /** Whether renders go through the compiled form (false: the template uses something it does not handle, or it once differed). */
+  get isCompiled(): boolean {
+    return this.compiled !== undefined;
   }
 
   /**
    * A variable converted once to the interpreter's values, for {@link render}'s `prepared`: a
    * harness's tool list is the same at every call, and converting its schemas (and the garbage
-   * that makes) is a good part of a render. Safe to share between renders: templates can mutate
-   * only the namespaces they make themselves.
+   * that makes) is a good part of an interpreted render. Converted on first use (the compiled
+   * form reads the plain value). Safe to share between renders: templates can mutate only the
+   * namespaces they make themselves.
    */
   prepare(value: unknown): Prepared {
-    return { runtime: new Environment().set('v', value) };
+    let runtime: unknown;
+    return { plain: value, get runtime() { return (runtime ??= new Environment().set('v', value)); } };
+  }
+
+  private globals(): Record<string, unknown> {
+    return {
+      false: false, true: true, none: null, False: false, True: true, None: null, range, [STRIP]: strip,
+      raise_exception: (message: string) => { throw new TemplateException(message); },
+      strftime_now: (format: string) => strftime(format, this.now()),
+    };
   }
 
   render(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
+    const compiled = this.compiled;
+    if (compiled) {
+      let text: string | undefined;
+      try {
+        const plain: Record<string, unknown> = { ...variables, ...this.globals() };
+        for (const [k, v] of Object.entries(prepared)) plain[k] = v.plain;
+        text = compiled(plain);
+      } catch {
+        // A value the compiled form leaves to the interpreter, or an error: the interpreter's result or error stands.
+      }
+      if (text !== undefined) {
+        if (++this.renders % this.crossCheckEvery !== 0) return text;
+        const reference = this.interpret(variables, prepared);
+        if (reference !== text) this.compiled = undefined;
+        return reference;
+      }
+    }
+    return this.interpret(variables, prepared);
+  }
+
+  /** The reference: @huggingface/jinja's interpreter. */
+  interpret(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
     try {
       // Template.render with our own globals: the library's strftime_now reads the wall clock in
       // the host locale, ours takes a clock (goldens pin it) and Python's C-locale names.
       const env = new Environment();
-      const globals: Record<string, unknown> = {
-        false: false, true: true, none: null, False: false, True: true, None: null, range, [STRIP]: strip,
-        raise_exception: (message: string) => { throw new TemplateException(message); },
-        strftime_now: (format: string) => strftime(format, this.now()),
-      };
-      for (const [k, v] of Object.entries({ ...variables, ...globals })) if (v !== undefined && !(k in prepared)) env.set(k, v);
+      for (const [k, v] of Object.entries({ ...variables, ...this.globals() })) if (v !== undefined && !(k in prepared)) env.set(k, v);
       for (const [k, v] of Object.entries(prepared)) env.declareVariable(k, v.runtime as Parameters<typeof env.declareVariable>[1]);
       return new Interpreter(env).run(this.template.parsed).value as string;
     } catch (err) {

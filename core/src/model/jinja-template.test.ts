@@ -11,7 +11,7 @@ function walk(name: 'qwen3' | 'deepseek_v3' | 'llama3_1' | 'gemma3', turns: { re
   const { chatTemplate } = testModel(name);
   const ts = withTools ? tools : [];
   let messages = [...first];
-  let ids = chatTemplate.render({ messages, tools: ts });
+  let ids = Array.from(chatTemplate.render({ messages, tools: ts }));
   const drifts: string[] = [];
   const memo: { whole?: boolean } = {};
   for (const { reply, next } of turns) {
@@ -24,7 +24,7 @@ function walk(name: 'qwen3' | 'deepseek_v3' | 'llama3_1' | 'gemma3', turns: { re
   }
   // The small window answered every call (it never disagreed with a full render).
   expect(memo.whole).toBeUndefined();
-  return { ids, full: chatTemplate.render({ messages, tools: ts }), drifts };
+  return { ids, full: Array.from(chatTemplate.render({ messages, tools: ts })), drifts };
 }
 
 describe('incremental continuation', () => {
@@ -50,7 +50,7 @@ describe('incremental continuation', () => {
   it('says realigned when a template writes a reply differently than the model did (DeepSeek-V3 drops tool calls from history)', () => {
     const { chatTemplate, tokenizer } = testModel('deepseek_v3');
     // The model's call as DeepSeek-V3 writes it (its template's tool-call markup, hand-built).
-    const out = tokenizer.encodeMarkup('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>run\n```json\n{"cmd": "ls"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>');
+    const out = Array.from(tokenizer.encodeMarkup('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>run\n```json\n{"cmd": "ls"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>'));
     const reply = chatTemplate.parse(out, tools);
     expect(reply.parts).toMatchObject([{ type: 'tool_call', name: 'run', arguments: '{"cmd":"ls"}' }]);
     const c = chatTemplate.continueFrom({ messages: [{ role: 'user', parts: [t('list')] }], reply, tools, outputIds: out, finishReason: 'stop' }, [{ role: 'tool', parts: [{ type: 'tool_result', callId: 'x', content: 'a.txt' }] }]);
@@ -61,7 +61,7 @@ describe('incremental continuation', () => {
 
   it('inserts the stop token after a reply cut by the length limit', () => {
     const { chatTemplate, tokenizer } = testModel('qwen3');
-    const c = chatTemplate.continueFrom({ messages: [{ role: 'user', parts: [t('hi')] }], reply: { role: 'assistant', parts: [t('cut')] }, tools: [], outputIds: tokenizer.encode('cut'), finishReason: 'length' }, [{ role: 'user', parts: [t('go on')] }]);
+    const c = chatTemplate.continueFrom({ messages: [{ role: 'user', parts: [t('hi')] }], reply: { role: 'assistant', parts: [t('cut')] }, tools: [], outputIds: Array.from(tokenizer.encode('cut')), finishReason: 'length' }, [{ role: 'user', parts: [t('go on')] }]);
     expect(c.ids[0]).toBe(151645);
     expect(tokenizer.decode(c.ids)).toBe('<|im_end|>\n<|im_start|>user\ngo on<|im_end|>\n<|im_start|>assistant\n');
   });

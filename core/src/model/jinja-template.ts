@@ -1,4 +1,5 @@
-import type { ChatTemplate, ContinuationHistory, Drift, FinishReason, OutputStreamParser } from '../contracts/engine';
+import type { ChatTemplate, ContinuationHistory, Drift, FinishReason, OutputStreamParser, TokenIds } from '../contracts/engine';
+import { IdChunks } from '../util/id-chunks';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { eventsToMessage } from '../engine/output';
@@ -33,11 +34,11 @@ export interface ContinuationMemo {
   /** The window once gave another answer than the full render: render in full. */
   whole?: boolean;
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
-  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tail: string; tailLength: number; tools: string; history: { json: string; length: number } };
+  last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tools: string; history: TemplateMessage[] };
 }
 
 /** A rendered prompt: its text and its ids. */
-export interface Rendered { text: string; ids: number[] }
+export interface Rendered { text: string; ids: TokenIds }
 
 /** The rendered text with placeholders still in, and how to encode it. */
 interface RawRender { raw: string; neutral: Neutralizer }
@@ -51,6 +52,28 @@ function abbreviate(m: TemplateMessage): TemplateMessage {
 const templateToolsOf = (tools: readonly ToolSpec[]) => (tools.length ? templateTools(tools) : undefined);
 
 const thinkRe = /<think>[\s\S]*?<\/think>/;
+
+/**
+ * Whether two JSON-shaped values would write out the same JSON (same keys in the same order,
+ * same primitives); arrays are compared from their ends, where a branched history differs.
+ */
+function sameValues(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = a.length - 1; i >= 0; i--) if (!sameValues(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i] || !sameValues((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
+  }
+  return true;
+}
 
 /**
  * A model's own Jinja chat template over its own tokenizer. Renders exactly what Python's
@@ -120,9 +143,9 @@ export class JinjaChatTemplate implements ChatTemplate {
    * the same in every session of a run: BPE costs ~10 µs a token here, so a first call would
    * otherwise spend most of its time re-encoding them). Least recently used first out.
    */
-  private readonly segments = new Map<string, number[]>();
+  private readonly segments = new Map<string, TokenIds>();
 
-  private encodeText(text: string): number[] {
+  private encodeText(text: string): TokenIds {
     if (text.length < 512) return this.o.tokenizer.encode(text);
     const hit = this.segments.get(text);
     if (hit) { this.segments.delete(text); this.segments.set(text, hit); return hit; }
@@ -133,19 +156,17 @@ export class JinjaChatTemplate implements ChatTemplate {
   }
 
   /** Encode rendered text: control tokens in the markup to their ids, message text as text. */
-  private encodeRaw(raw: string, neutral: Neutralizer): number[] {
+  private encodeRaw(raw: string, neutral: Neutralizer, out = new IdChunks()): TokenIds {
     const tok = this.o.tokenizer;
-    if (!this.splitRe) return this.encodeText(neutral.restore(raw));
-    const out: number[] = [];
+    if (!this.splitRe) { out.add(this.encodeText(neutral.restore(raw))); return out.toIds(); }
     let last = 0;
-    const push = (ids: number[]) => { for (const id of ids) out.push(id); };
     for (const m of raw.matchAll(this.splitRe)) {
-      if (m.index > last) push(this.encodeText(neutral.restore(raw.slice(last, m.index))));
+      if (m.index > last) out.add(this.encodeText(neutral.restore(raw.slice(last, m.index))));
       out.push(tok.control.get(m[0])!);
       last = m.index + m[0].length;
     }
-    if (last < raw.length) push(this.encodeText(neutral.restore(raw.slice(last))));
-    return out;
+    if (last < raw.length) out.add(this.encodeText(neutral.restore(raw.slice(last))));
+    return out.toIds();
   }
 
   /** The prompt of a whole conversation, text and ids (what `clawgym template` prints). */
@@ -159,7 +180,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     return { text: neutral.restore(raw), ids: this.encodeRaw(raw, neutral) };
   }
 
-  render(conversation: CanonicalConversation): number[] {
+  render(conversation: CanonicalConversation): TokenIds {
     return this.renderPrompt(conversation).ids;
   }
 
@@ -183,7 +204,7 @@ export class JinjaChatTemplate implements ChatTemplate {
    * render; if they ever differ, that session renders in full from then on. So a call costs its
    * new messages, and the check costs the history only log2(calls) times.
    */
-  continueFrom(history: ContinuationHistory, next: CanonicalMessage[], memo: ContinuationMemo = {}): { ids: number[]; drift: Drift } {
+  continueFrom(history: ContinuationHistory, next: CanonicalMessage[], memo: ContinuationMemo = {}): { ids: TokenIds; drift: Drift } {
     const all = toTemplateMessages(history.messages);
     const reply = toTemplateMessages([history.reply]);
     const following = toTemplateMessages(next);
@@ -207,17 +228,17 @@ export class JinjaChatTemplate implements ChatTemplate {
     const gp = this.generationPrompt();
     const toolNames = JSON.stringify(standIn.map((t) => t.name));
     let known: RawRender | undefined;
-    // Only when this history is exactly that call's history plus that tail (a session can branch).
-    const historyJson = JSON.stringify(all);
-    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length + prev.tailLength
-      && prev.raw.endsWith(gp) && historyJson === `${prev.history.json.slice(0, -1)}${prev.history.length ? ',' : ''}${prev.tail.slice(1)}`) {
+    // Only when this history is exactly that call's history plus that tail (a session can branch):
+    // compared value by value, newest first, without writing either out.
+    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length
+      && prev.raw.endsWith(gp) && sameValues(all, prev.history)) {
       windowed = prev.window;
       known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
     }
     const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
     if (fast?.after) {
       const tail = [...reply, ...following];
-      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tail: JSON.stringify(tail), tailLength: tail.length, tools: toolNames, history: { json: historyJson, length: all.length } };
+      memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tools: toolNames, history: [...all, ...tail] };
     } else memo.last = undefined;
     const size = all.length + 1;
     if (fast && size < (memo.checkedAt ?? 0) * 2) return fast;
@@ -228,7 +249,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     return full;
   }
 
-  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: number[]; drift: Drift; after?: RawRender } | undefined {
+  private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: TokenIds; drift: Drift; after?: RawRender } | undefined {
     let before: RawRender;
     let open: RawRender;
     let after: RawRender;
@@ -255,7 +276,9 @@ export class JinjaChatTemplate implements ChatTemplate {
     const stop = this.stopAfter(after.raw, before.raw.length);
     if (!stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template writes no stop token (${this.stopTexts.join(', ')}) after an assistant reply`);
     const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
-    const ids = [...(generated ? [] : [stop.id]), ...this.encodeRaw(after.raw.slice(stop.end), after.neutral)];
+    const lead = new IdChunks();
+    if (!generated) lead.push(stop.id);
+    const ids = this.encodeRaw(after.raw.slice(stop.end), after.neutral, lead);
     return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id), after };
   }
 
@@ -310,7 +333,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     return { class: 'clean', reason: 'the reused prompt equals the template\'s render of the whole conversation' };
   }
 
-  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): number[] {
+  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): TokenIds {
     // Without history, the continuation is rendered after an empty context with an empty reply.
     return this.continueFrom({ messages: [], reply: { role: 'assistant', parts: [] }, tools: [], outputIds: [], finishReason }, next).ids;
   }
@@ -324,7 +347,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     const start = open.raw.length;
     const stop = this.stopAfter(full.raw, start);
     if (!full.raw.startsWith(open.raw) || !stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, 'the chat template does not render an assistant reply after its generation prompt');
-    return this.encodeRaw(full.raw.slice(start, stop.end), full.neutral);
+    return Array.from(this.encodeRaw(full.raw.slice(start, stop.end), full.neutral));
   }
 
   /** The generation prompt's tail decides whether output starts inside a reasoning block. */

@@ -91,5 +91,20 @@ export function sameMessage(a: CanonicalMessage, b: CanonicalMessage): boolean {
   return pa.length === pb.length && pa.every((p, i) => samePart(p, pb[i]!));
 }
 
-/** Key of the tool list: a changed tool list is a new conversation. */
-export const toolsKey = (tools: readonly ToolSpec[]) => stableJson(tools.map((t) => [t.name, t.description ?? '', t.parameters]));
+/** Sorted keys by plain JSON of the tool list: a harness sends the same list, in the same order, at every call. */
+const toolKeys = new Map<string, string>();
+
+/**
+ * Key of the tool list: a changed tool list is a new conversation. Remembered by the list's plain
+ * JSON (native, a fraction of the sorting walk's cost); least recently used first out.
+ */
+export function toolsKey(tools: readonly ToolSpec[]): string {
+  const shaped = tools.map((t) => [t.name, t.description ?? '', t.parameters]);
+  const plain = JSON.stringify(shaped);
+  const hit = toolKeys.get(plain);
+  if (hit !== undefined) { toolKeys.delete(plain); toolKeys.set(plain, hit); return hit; }
+  const key = stableJson(shaped);
+  toolKeys.set(plain, key);
+  if (toolKeys.size > 64) toolKeys.delete(toolKeys.keys().next().value!);
+  return key;
+}

@@ -22,9 +22,29 @@ export class IdBuffer {
     return b;
   }
 
+  /**
+   * A buffer over `ids` itself, without copying (a freshly rendered prompt: for a 30 MB tool
+   * result a copy would be 120 MB more). Full from the start, so the first append moves it into a
+   * grown buffer and `ids` itself is never written (it may be a tokenizer's cached segment).
+   */
+  static adopt(ids: Int32Array): IdBuffer {
+    const b = new IdBuffer(0);
+    b.data = ids;
+    b.length = ids.length;
+    return b;
+  }
+
+  /**
+   * A freshly rendered prompt: a small one gets room to grow in place (the next call of the
+   * conversation appends without copying); a huge one (over 2^20 ids) is adopted as it is.
+   */
+  static forRender(ids: Int32Array): IdBuffer {
+    return ids.length > 1 << 20 ? IdBuffer.adopt(ids) : IdBuffer.of(ids);
+  }
+
   append(ids: ArrayLike<number>): void {
     if (this.length + ids.length > this.data.length) {
-      const grown = new Int32Array(Math.max(this.data.length * 2, this.length + ids.length));
+      const grown = new Int32Array(Math.max(this.data.length * 2, this.length + ids.length, 1024));
       grown.set(this.data.subarray(0, this.length));
       this.data = grown;
     }

@@ -76,7 +76,7 @@ export class TitoLedger {
     } else if (parent) {
       const suffix = messages.slice(parent.messages.length + 1);
       if (context && !sameContext(context, parent.context)) suffix.push(context);
-      let continuation: number[];
+      let continuation: TokenIds;
       if (this.template.continueFrom) {
         const c = this.template.continueFrom({ messages: parent.messages, reply: parent.reply, tools: conversation.tools, outputIds: parent.outputIds, finishReason: parent.finishReason }, suffix, this.memo);
         continuation = c.ids;
@@ -91,7 +91,7 @@ export class TitoLedger {
       buffer.append(continuation);
       origin = { kind: 'reuse', parentCall: parent.callIndex, reusedTokens: parent.promptIds.length + parent.outputIds.length };
     } else {
-      buffer = IdBuffer.of(this.template.render(conversation));
+      buffer = IdBuffer.forRender(this.template.render(conversation));
       origin = { kind: 'fork', reason: this.whyFork(messages, tools) };
       drift = this.entries.length === 0 ? { class: 'clean', reason: 'first call of the session: rendered in full' } : { class: 'fork', reason: origin.reason };
     }

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { writeSync } from 'node:fs';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject, injectable } from 'tsyringe';
@@ -13,21 +14,47 @@ import { ServiceTokens } from './tokens';
  */
 type StoredRecord = Omit<ModelCallRecord, "promptIds"> & { promptIds?: number[]; promptTail?: number[] };
 
-/** `[1,2,3]` of a typed array, joined a million ids at a time: no number[] copy, no giant argument list. */
-function idsJson(ids: Int32Array): string {
-  const parts: string[] = [];
-  for (let i = 0; i < ids.length; i += 1 << 20) parts.push(ids.subarray(i, i + (1 << 20)).join(','));
-  return `[${parts.join(',')}]`;
+/** Ids a piece of a line holds: a 30M-id prompt is written as 120 pieces of at most 3 MB. */
+const IDS_PER_PIECE = 1 << 18;
+
+/**
+ * `ids` as comma-separated decimal ASCII into `out` (12 bytes an id of room), a leading comma
+ * unless first: digits written by hand, because `join` makes a string per id (a 30M-id prompt
+ * allocated ~1 GB).
+ */
+function idsAscii(ids: Int32Array, first: boolean, out: Buffer): Buffer {
+  let at = 0;
+  for (let i = 0; i < ids.length; i++) {
+    if (i > 0 || !first) out[at++] = 44; // ','
+    let v = ids[i]!;
+    if (v < 0) { out[at++] = 45; v = -v; } // '-'
+    let digits = 1;
+    for (let p = 10; p <= v; p *= 10) digits++;
+    at += digits;
+    for (let k = at - 1; k >= at - digits; k--) { out[k] = 48 + (v % 10); v = (v / 10) | 0; }
+  }
+  return out.subarray(0, at);
 }
 
-/** The stored line of a record (without its newline); the prompt's ids are written last, by {@link idsJson}. */
-function encodeLine(r: ModelCallRecord): string {
+/** Lines up to this many bytes are appended synchronously (see {@link CallStore.append}). */
+const SYNC_LINE = 64 * 1024;
+
+/**
+ * The stored line of a record, newline included, in pieces to write one after another: the
+ * record without its prompt, then the prompt's ids a piece at a time — no number[] copy, no
+ * string the size of the whole prompt.
+ */
+function* lineOf(r: ModelCallRecord): Generator<string | Buffer> {
   const { promptIds, ...rest } = r;
   const head = JSON.stringify(rest);
-  if (r.origin.kind === 'retry') return head;
+  if (r.origin.kind === 'retry') { yield `${head}\n`; return; }
   const field = r.origin.kind === 'reuse' ? 'promptTail' : 'promptIds';
   const ids = r.origin.kind === 'reuse' ? promptIds.subarray(r.origin.reusedTokens) : promptIds;
-  return `${head.slice(0, -1)},"${field}":${idsJson(ids)}}`;
+  yield `${head.slice(0, -1)},"${field}":[`;
+  // One buffer for every piece: the caller writes each piece before asking for the next.
+  const room = Buffer.allocUnsafe(Math.min(ids.length, IDS_PER_PIECE) * 12);
+  for (let i = 0; i < ids.length; i += IDS_PER_PIECE) yield idsAscii(ids.subarray(i, i + IDS_PER_PIECE), i === 0, room);
+  yield ']}\n';
 }
 
 /** Rebuild full prompt ids from parents; a record whose parent is missing is reported, not guessed. */
@@ -62,7 +89,7 @@ function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
  */
 @injectable()
 export class CallStore implements RecordStore {
-  private readonly files = new Map<string, { handle: Promise<FileHandle>; tail: Promise<void> }>();
+  private readonly files = new Map<string, { handle: Promise<FileHandle>; tail: Promise<void>; open?: FileHandle; pending: number }>();
 
   /** In the run container the folder is the scope's `Tokens.CallsDir`. */
   constructor(@inject(ServiceTokens.CallsDir) readonly dir: string) {}
@@ -71,7 +98,9 @@ export class CallStore implements RecordStore {
     let f = this.files.get(rolloutId);
     if (!f) {
       const handle = mkdir(this.dir, { recursive: true }).then(() => open(this.path(rolloutId), 'a'));
-      f = { handle, tail: handle.then(() => undefined) };
+      const file: { handle: Promise<FileHandle>; tail: Promise<void>; open?: FileHandle; pending: number } = { handle, tail: Promise.resolve(), pending: 1 };
+      file.tail = handle.then((h) => { file.open = h; file.pending--; });
+      f = file;
       this.files.set(rolloutId, f);
     }
     return f;
@@ -82,12 +111,35 @@ export class CallStore implements RecordStore {
     return join(this.dir, `${rolloutId}.jsonl`);
   }
 
-  /** Append one record; resolves when it is in the file. Appends of one rollout keep their order. */
+  /**
+   * Append one record; resolves when it is in the file. Appends of one rollout keep their order;
+   * a crash mid-record leaves a cut last line, which {@link read} skips. A line of up to
+   * {@link SYNC_LINE} bytes, with nothing of its rollout still being written, is written at once
+   * (a few µs into the page cache, without the thread-pool round trip that cost the proxy's calls
+   * more than the write); a longer one is written piece by piece, never whole in memory.
+   */
   append(record: ModelCallRecord): Promise<void> {
     const f = this.fileOf(record.rolloutId);
-    const line = `${encodeLine(record)}\n`;
-    const done = f.tail.then(async () => { await (await f.handle).write(line); });
-    f.tail = done.catch(() => undefined);
+    const idCount = record.origin.kind === 'retry' ? 0 : record.origin.kind === 'reuse' ? record.promptIds.length - record.origin.reusedTokens : record.promptIds.length;
+    if (f.open && f.pending === 0 && idCount * 12 <= SYNC_LINE) {
+      try {
+        const pieces: Buffer[] = [];
+        for (const piece of lineOf(record)) pieces.push(typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece)); // copied: lineOf reuses its buffer
+        const bytes = Buffer.concat(pieces);
+        if (bytes.length <= SYNC_LINE) {
+          for (let at = 0; at < bytes.length;) at += writeSync(f.open.fd, bytes, at);
+          return Promise.resolve();
+        }
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    f.pending++;
+    const done = f.tail.then(async () => {
+      const h = await f.handle;
+      for (const piece of lineOf(record)) await (typeof piece === 'string' ? h.write(piece) : h.write(piece));
+    });
+    f.tail = done.catch(() => undefined).finally(() => { f.pending--; });
     return done;
   }
 

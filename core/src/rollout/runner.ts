@@ -162,6 +162,8 @@ export class RolloutRunner {
       if (closed.refused && !result.timedOut && result.exitCode !== 0) throw new InfraError(`the harness failed (exit ${result.exitCode}) after the proxy refused its request: ${closed.refused}`);
       if (!result.timedOut && records.length === 0) throw new InfraError(`missing records: the harness made no model call (exit ${result.exitCode}): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);
       outcome = result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'harness-error';
+      // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
+      await sandbox.sync?.().catch((err: unknown) => { throw new InfraError(`workspace sync failed: ${messageOf(err)}`); });
       verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError(`verifier failed: ${messageOf(err)}`); });
       details = outcome === 'ok' ? verdict.details : `${outcome} (exit ${result.exitCode}): ${verdict.details}`;
     } catch (err) {

@@ -1,29 +1,23 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { ClawGymError, ErrorCodes } from '../errors';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
+import { SANDBOX_PROXY_PORT } from './forwarder';
+import { IP, NETNS_RUN } from './machine';
+import { killGroup } from './marking';
+import { hostFiles, SandboxPaths } from './paths';
+import { startProcess } from './spawner';
 
-/** Port of the in-sandbox forwarder; every sandbox has its own loopback, so one port serves all. */
-export const SANDBOX_PROXY_PORT = 4141;
-
-const NETNS_RUN = resolve(__dirname, '..', '..', 'dist', 'sandbox', 'netns-run.js');
-
-/** Whether this machine can run commands in a fresh network namespace (`unshare -n` and `ip`, as root). */
-export function netnsAvailable(): { ok: boolean; reason?: string } {
-  if (process.getuid?.() !== 0) return { ok: false, reason: 'network namespaces need root here (unshare -n)' };
-  for (const bin of ['/usr/bin/unshare', '/usr/sbin/ip']) if (!existsSync(bin)) return { ok: false, reason: `${bin} is missing (apt-get install util-linux iproute2)` };
-  if (!existsSync(NETNS_RUN)) return { ok: false, reason: `${NETNS_RUN} is missing: run npm run build` };
-  return { ok: true };
-}
+export { SANDBOX_PROXY_PORT } from './forwarder';
+export { netnsAvailable } from './machine';
 
 /**
  * A sandbox whose only network is its own loopback, on which a forwarder reaches the proxy's
  * Unix socket: no traffic can leave. Files are not isolated (a temp workspace and HOME on the
- * host's filesystem) — bubblewrap and Docker sandboxes add that.
+ * host's filesystem) — bubblewrap and Docker sandboxes add that; host-side file operations
+ * still refuse paths outside the workspace and HOME.
  */
 export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
   refuseEnvironment(spec, 'netns');
@@ -34,28 +28,25 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
   const home = join(root, 'home');
   await mkdir(workspace);
   await mkdir(join(home, 'tmp'), { recursive: true });
-  const inside = (p: string) => (p.startsWith('/') ? p : join(workspace, p));
+  const paths = new SandboxPaths([{ inside: workspace, host: workspace }, { inside: home, host: home }], workspace);
 
-  const exec = (argv: string[], o: ExecOptions = {}): Promise<ExecResult> => new Promise((done) => {
+  const exec = async (argv: string[], o: ExecOptions = {}): Promise<ExecResult> => {
     const env = { PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, TMPDIR: join(home, 'tmp'), LANG: 'C.UTF-8', ...spec.env, ...o.env };
+    const cwd = o.cwd === undefined ? workspace : posix.resolve(workspace, o.cwd);
     // Own network, pid namespace and /proc: nothing outside to signal or read the environment of.
-    const child = spawn('/usr/bin/unshare', ['-n', '--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', 'ip link set lo up && exec "$0" "$@"',
-      process.execPath, NETNS_RUN, socketPath, String(SANDBOX_PROXY_PORT), o.cwd ?? workspace, '--', ...argv], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
+    const cmd = ['/usr/bin/unshare', '-n', '--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
+      process.execPath, NETNS_RUN, socketPath, String(SANDBOX_PROXY_PORT), cwd, '--', ...argv];
+    const started = startProcess({ cmd, env, stdin: o.stdin ?? '', maxBytes: 16 * 1024 * 1024 });
     let timedOut = false;
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const kill = () => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ } };
+    const kill = () => { started.killed(); void started.pid.then((pid) => { if (pid) killGroup(pid); }); };
     const timer = o.timeoutMs ? setTimeout(() => { timedOut = true; kill(); }, o.timeoutMs) : undefined;
-    o.signal?.addEventListener('abort', kill, { once: true });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      done({ exitCode: code, signal, stdout, stderr, timedOut });
-    });
-    // A command that exits without reading its stdin closes the pipe (EPIPE): its exit says enough.
-    child.stdin.on('error', () => undefined).end(o.stdin ?? '');
-  });
+    if (o.signal?.aborted) kill();
+    else o.signal?.addEventListener('abort', kill, { once: true });
+    const r = await started.done;
+    clearTimeout(timer);
+    o.signal?.removeEventListener('abort', kill);
+    return { exitCode: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut };
+  };
 
   return {
     id: `${spec.runId}/${spec.rolloutId}`,
@@ -64,12 +55,7 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
     homePath: home,
     modelBaseUrl: `http://127.0.0.1:${SANDBOX_PROXY_PORT}/s/${spec.rolloutId}`,
     exec,
-    async writeFile(path, data) {
-      await mkdir(dirname(inside(path)), { recursive: true });
-      await writeFile(inside(path), data);
-    },
-    async copyIn(hostPath, sandboxPath) { await cp(hostPath, inside(sandboxPath), { recursive: true }); },
-    async copyOut(sandboxPath, hostPath) { await cp(inside(sandboxPath), hostPath, { recursive: true }); },
+    ...hostFiles(paths),
     async destroy() { await rm(root, { recursive: true, force: true }); },
   };
 }

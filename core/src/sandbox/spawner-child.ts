@@ -4,7 +4,7 @@
  * `pid`, `close` (exit status and captured output). It exits when the runner goes away; what it
  * started is left to the sandbox's own cleanup (bubblewrap's --die-with-parent, sweep).
  */
-import { spawnHere, type SpawnSpec, type Started } from './spawner';
+import { spawnHere, type SpawnSpec, type Started } from './collect';
 
 type Message = ({ type: 'run'; id: number } & SpawnSpec) | { type: 'killed'; id: number };
 
@@ -19,5 +19,6 @@ process.on('message', (m: Message) => {
   const s = spawnHere(m);
   started.set(m.id, s);
   void s.pid.then((pid) => send({ type: 'pid', id: m.id, pid }));
+  if (m.readyText !== undefined) void s.ready.then((text) => { if (text !== undefined) send({ type: 'ready', id: m.id, text }); });
   void s.done.then((f) => { started.delete(m.id); send({ type: 'close', id: m.id, ...f }); });
 });

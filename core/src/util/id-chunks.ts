@@ -1,3 +1,5 @@
+import type { TokenIds } from '../contracts/engine';
+
 /**
  * Collects token ids as the chunks a tokenizer returns and joins them once, into an array of
  * the exact size. Pushing a large tool result's ids one by one into a growing array costs the
@@ -21,12 +23,18 @@ export class IdChunks {
     this.length += ids.length;
   }
 
-  toArray(): number[] {
+  /** The ids in order, in one allocation of the final size (a lone chunk that is already typed is returned as is). */
+  toIds(): TokenIds {
     if (this.single.length) { this.chunks.push(this.single); this.single = []; }
-    // new Array(n) filled in order is one allocation; Array.from or push would grow it repeatedly.
-    const out = new Array<number>(this.length);
+    const only = this.chunks.length === 1 ? this.chunks[0] : undefined;
+    if (only instanceof Int32Array) return only;
+    const out = new Int32Array(this.length);
     let at = 0;
-    for (const c of this.chunks) for (let i = 0; i < c.length; i++) out[at++] = c[i]!;
+    for (const c of this.chunks) {
+      if (c instanceof Int32Array) out.set(c, at);
+      else for (let i = 0; i < c.length; i++) out[at + i] = c[i]!;
+      at += c.length;
+    }
     return out;
   }
 }

@@ -69,6 +69,6 @@ describe('compact template', () => {
     const parts: CanonicalMessage['parts'] = [{ type: 'tool_call', id: 'c', name: 'bash', arguments: '{"command":"ls"}' }];
     const next: CanonicalMessage[] = [{ role: 'tool', parts: [{ type: 'tool_result', callId: 'c', content: 'a.txt' }] }];
     const reused = [...template.render({ messages: prompt, tools }), ...template.renderReply(parts), ...template.renderContinuation(next, 'stop')];
-    expect(reused).toEqual(template.render({ messages: [...prompt, { role: 'assistant', parts }, ...next], tools }));
+    expect(reused).toEqual(Array.from(template.render({ messages: [...prompt, { role: 'assistant', parts }, ...next], tools })));
   });
 });

@@ -1,4 +1,4 @@
-import { eventsToMessage, newToolCallId, type ByteTokenizer, type CanonicalConversation, type CanonicalMessage, type ChatTemplate, type FinishReason, type MessagePart, type OutputEvent, type OutputStreamParser, type ToolSpec } from '@clawgym/core';
+import { eventsToMessage, newToolCallId, type ByteTokenizer, type CanonicalConversation, type CanonicalMessage, type ChatTemplate, type FinishReason, type MessagePart, type OutputEvent, type OutputStreamParser, type TokenIds, type ToolSpec } from '@clawgym/core';
 
 /** How much of what harnesses send the compact template keeps. */
 export interface CompactOptions {
@@ -55,7 +55,7 @@ export class CompactTemplate implements ChatTemplate {
 
   private enc(ids: number[], text: string) { for (const id of this.tokenizer.encode(text)) ids.push(id); }
 
-  render(conversation: CanonicalConversation): number[] {
+  render(conversation: CanonicalConversation): TokenIds {
     const ids: number[] = [];
     const system = conversation.messages.filter((m, i) => m.role === 'system' && i === 0);
     const sysText = system.flatMap((m) => m.parts).map((p) => (p.type === 'text' ? p.text : '')).join('\n').slice(0, this.options.systemChars);
@@ -67,16 +67,16 @@ export class CompactTemplate implements ChatTemplate {
     conversation.messages.forEach((m, i) => { if (!(i === 0 && m.role === 'system')) this.renderMessage(m, ids); });
     ids.push(this.sp.start);
     this.enc(ids, 'assistant\n');
-    return ids;
+    return Int32Array.from(ids);
   }
 
-  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): number[] {
+  renderContinuation(next: CanonicalMessage[], finishReason: FinishReason): TokenIds {
     const ids: number[] = finishReason === 'stop' || finishReason === 'tool_calls' ? [] : [this.sp.end];
     this.enc(ids, '\n');
     for (const m of next) this.renderMessage(m, ids);
     ids.push(this.sp.start);
     this.enc(ids, 'assistant\n');
-    return ids;
+    return Int32Array.from(ids);
   }
 
   renderReply(parts: readonly MessagePart[]): number[] {

@@ -16,6 +16,8 @@ export interface PrivateDockerd {
   /** Folder holding its data root, exec root, pidfile and log. */
   readonly root: string;
   readonly storageDriver: 'overlay2' | 'vfs';
+  /** `tcp://<address>` when it listens on TCP. */
+  readonly tcpHost?: string;
   /** Stop it by its PID (SIGTERM, then SIGKILL) and, unless `keep`, remove its folder. */
   stop(options?: { keep?: boolean }): Promise<void>;
 }
@@ -27,6 +29,10 @@ export interface StartDockerdOptions {
   storageDrivers?: Array<'overlay2' | 'vfs'>;
   /** How long to wait for it to answer (default 60 s). */
   timeoutMs?: number;
+  /** Run it in this network namespace (a name under /run/netns, e.g. from {@link makeTestNetns}). */
+  netns?: string;
+  /** Also listen on this TCP address (`10.231.7.2:2375`), plain HTTP: only for a namespace the test made. */
+  tcp?: string;
 }
 
 function onPath(bin: string): boolean {
@@ -104,12 +110,17 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<P
     const pidfile = join(root, 'docker.pid');
     const logPath = join(root, `dockerd-${driver}.log`);
     const log = openSync(logPath, 'a');
-    const child = spawn('dockerd', [
+    const args = [
       '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'),
       '-H', `unix://${socketPath}`, '--pidfile', pidfile,
+      ...(options.tcp ? ['-H', `tcp://${options.tcp}`, '--tls=false'] : []),
       '--iptables=false', '--ip-masq=false', '--bridge=none',
       '--storage-driver', driver, '--default-runtime', 'runc',
-    ], { stdio: ['ignore', log, log], detached: true });
+    ];
+    // nsenter enters only the network namespace and execs dockerd: the PID is dockerd's.
+    const child = options.netns
+      ? spawn('nsenter', [`--net=/run/netns/${options.netns}`, 'dockerd', ...args], { stdio: ['ignore', log, log], detached: true })
+      : spawn('dockerd', args, { stdio: ['ignore', log, log], detached: true });
     closeSync(log);
     child.unref();
     const pid = child.pid;
@@ -125,7 +136,7 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<P
     if (up) {
       let stopped: Promise<void> | undefined;
       return {
-        socketPath, dockerHost: `unix://${socketPath}`, pid, root, storageDriver: driver,
+        socketPath, dockerHost: `unix://${socketPath}`, pid, root, storageDriver: driver, tcpHost: options.tcp ? `tcp://${options.tcp}` : undefined,
         stop({ keep = false } = {}) {
           stopped ??= (async () => {
             if (alive(pid)) {
@@ -149,6 +160,64 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<P
   }
   if (!options.root) await rm(root, { recursive: true, force: true });
   throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `could not start a private dockerd: ${errors.join('; ')}`, { hint: 'its log is in the folder named above' });
+}
+
+/** A network namespace a test made, joined to this one by a veth pair. */
+export interface TestNetns {
+  readonly name: string;
+  /** This side's address on the veth. */
+  readonly hostIp: string;
+  /** The address inside the namespace. */
+  readonly nsIp: string;
+  /** Delete the namespace (its end of the veth goes with it) and this side's end. */
+  remove(): void;
+}
+
+/** Why test network namespaces cannot be made here, or undefined when they can. */
+export function netnsMissing(): string | undefined {
+  if (process.platform !== 'linux') return 'network namespaces need Linux';
+  if (process.getuid?.() !== 0) return 'network namespaces need root';
+  if (!onPath('ip')) return 'ip (iproute2) is not installed';
+  if (!onPath('nsenter')) return 'nsenter (util-linux) is not installed';
+  return undefined;
+}
+
+function ip(args: string[]): void {
+  const r = spawnSync('ip', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `ip ${args.join(' ')}: ${(r.stderr || r.error?.message || '').trim()}`);
+}
+
+/**
+ * A network namespace with a veth to this one, on 10.231.<subnet>.<4k+1 | 4k+2>/30 (`index` picks
+ * k): a "machine" a test can put a Docker engine in and reach only over that link.
+ */
+export function makeTestNetns(index: number, subnet = 1 + (process.pid % 250)): TestNetns {
+  const missing = netnsMissing();
+  if (missing) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, missing);
+  const tag = `${process.pid.toString(36)}${index}`;
+  const name = `cgh-${tag}`;
+  const outer = `cgh${tag}h`.slice(0, 15);
+  const inner = `cgh${tag}n`.slice(0, 15);
+  const hostIp = `10.231.${subnet}.${4 * index + 1}`;
+  const nsIp = `10.231.${subnet}.${4 * index + 2}`;
+  const remove = () => {
+    spawnSync('ip', ['netns', 'del', name], { stdio: 'ignore' });
+    spawnSync('ip', ['link', 'del', outer], { stdio: 'ignore' });
+  };
+  try {
+    ip(['netns', 'add', name]);
+    ip(['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner]);
+    ip(['link', 'set', inner, 'netns', name]);
+    ip(['addr', 'add', `${hostIp}/30`, 'dev', outer]);
+    ip(['link', 'set', outer, 'up']);
+    ip(['-n', name, 'addr', 'add', `${nsIp}/30`, 'dev', inner]);
+    ip(['-n', name, 'link', 'set', inner, 'up']);
+    ip(['-n', name, 'link', 'set', 'lo', 'up']);
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return { name, hostIp, nsIp, remove };
 }
 
 /**

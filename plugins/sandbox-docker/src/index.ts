@@ -5,7 +5,8 @@ export {
   DEFAULT_IMAGE, DockerSandboxProvider, HOME, IMAGE_RECIPE, LABEL_ROLLOUT, LABEL_ROOT, LABEL_RUN, NETNS_RUN, PROXY_SOCKET,
   SANDBOX_PROXY_PORT, WORKSPACE, dockerSandboxProvider, dockerSocketPath, type DockerSandboxOptions,
 } from './provider';
-export { buildSandboxImage, dockerdMissing, pingDocker, startDockerd, type PrivateDockerd, type StartDockerdOptions } from './dockerd';
+export { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, pingDocker, startDockerd, type PrivateDockerd, type StartDockerdOptions, type TestNetns } from './dockerd';
+export { DockerHost, DockerHosts, type DockerHostOption, type DockerHostSpec } from './hosts';
 
 /** `@clawgym/sandbox-docker`: provides the `docker` sandbox. */
 export default definePlugin({
@@ -14,6 +15,16 @@ export default definePlugin({
   options: z.strictObject({
     /** Docker API socket (default DOCKER_HOST when unix://, else /var/run/docker.sock). */
     socketPath: z.string().optional(),
+    /** Several engines: unix://…, tcp://host:port (tls: PEM files), ssh://user@host; checked again by the provider. */
+    hosts: z.array(z.union([z.string(), z.strictObject({
+      url: z.string(),
+      tls: z.strictObject({ ca: z.string(), cert: z.string(), key: z.string() }).optional(),
+      sshKey: z.string().optional(),
+      maxSandboxes: z.number().int().positive().optional(),
+      local: z.boolean().optional(),
+    })])).min(1).optional(),
+    /** How often the hosts are probed, in ms (default 2000). */
+    probeMs: z.number().int().min(0).optional(),
     /** Image (default clawgym-sandbox:<recipe>-node<version>, from scripts/docker-image.sh). */
     image: z.string().optional(),
     /** Numeric uid[:gid] inside (default 1000:1000). */

@@ -29,3 +29,21 @@ it('a misspelled option is refused with its path', async () => {
     await kernel.dispose();
   }
 });
+
+it('hosts reach the provider, and a misspelled host field is refused with its path', async () => {
+  const config = resolveConfig({ sandbox: { use: 'docker', options: { hosts: ['tcp://10.0.0.2:2375', { url: 'tcp://10.0.0.3:2375', maxSandboxes: 4 }], warmPool: 0 } } } as ClawGymConfig, { rootDir: repo });
+  const kernel = await createKernel(config);
+  try {
+    const p = await provider(kernel, 'sandbox', config.sandbox) as DockerSandboxProvider;
+    expect(p.hosts.list.map((h) => [h.url, h.local])).toEqual([['tcp://10.0.0.2:2375', false], ['tcp://10.0.0.3:2375', false]]);
+  } finally {
+    await kernel.dispose();
+  }
+  const bad = resolveConfig({ sandbox: { use: 'docker', options: { hosts: [{ url: 'tcp://10.0.0.3:2375', maxSandbox: 4 }] } } } as ClawGymConfig, { rootDir: repo });
+  const k2 = await createKernel(bad);
+  try {
+    await expect(provider(k2, 'sandbox', bad.sandbox)).rejects.toThrow(/maxSandbox/);
+  } finally {
+    await k2.dispose();
+  }
+});

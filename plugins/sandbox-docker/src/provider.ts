@@ -1,13 +1,15 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants, existsSync, readFileSync } from 'node:fs';
 import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ClawGymError, ErrorCodes, ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, messageOf, ownerAlive, ownerStamp, type ExecOptions, type ExecResult, type OwnerStamp, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
+import { DockerHost, DockerHosts, isUnreachable, type DockerHostSpec } from './hosts';
+import { hostTar, pullDir, pushDir, pushPaths } from './remote-workspace';
 import { TaskImages, type TaskImage } from './task-image';
+import { ModelTunnel } from './tunnel';
 import { WarmPool } from './warm-pool';
 
 /** Version of the image recipe in `scripts/docker-image.sh`; part of the image tag. */
@@ -26,6 +28,8 @@ export const NETNS_RUN = '/opt/clawgym/netns-run.js';
  * of the container (started before the sandbox is handed out, so no command pays for it).
  */
 const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').startForwarder(process.argv[1], Number(process.argv[2]))", PROXY_SOCKET, String(SANDBOX_PROXY_PORT)];
+/** The main process of a container on a remote host: it only keeps the container up (the forwarder comes over the tunnel's exec). */
+const IDLE_CMD = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
 
 /** Labels on every container; `sweep` finds leftovers by them. */
 export const LABEL_RUN = 'clawgym.run';
@@ -40,6 +44,14 @@ const MARKER = '.clawgym-docker.json';
 export interface DockerSandboxOptions {
   /** Docker API socket (default: `DOCKER_HOST` when it is `unix://...`, else /var/run/docker.sock). */
   socketPath?: string;
+  /**
+   * Several Docker engines (instead of `socketPath`): `unix://…`, `tcp://host:port` (with `tls`
+   * files), `ssh://user@host`. Each sandbox goes to the answering host with the most free
+   * capacity; see `hosts.ts`.
+   */
+  hosts?: DockerHostSpec[];
+  /** How often the hosts' `/_ping` is probed (default 2000 ms). */
+  probeMs?: number;
   /** Image to run (default {@link DEFAULT_IMAGE}, built by scripts/docker-image.sh). */
   image?: string;
   /** Numeric `uid[:gid]` processes run as (default 1000:1000). */
@@ -64,13 +76,15 @@ interface Started {
   root: string;
   workdir: string;
   path?: string;
+  /** The model tunnel of a container on a host that cannot see the proxy's socket. */
+  tunnel?: ModelTunnel;
 }
 
 /** The Docker API socket from `DOCKER_HOST` (unix:// only) or the default. */
 export function dockerSocketPath(env: NodeJS.ProcessEnv = process.env): string {
   const host = env.DOCKER_HOST;
   if (host?.startsWith('unix://')) return host.slice('unix://'.length);
-  if (host) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `DOCKER_HOST=${host} is not a unix:// socket: the docker sandbox bind-mounts host folders, so it needs a local daemon`, { hint: 'remote Docker hosts are designed, not built (docs/sandboxes.md)' });
+  if (host) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `DOCKER_HOST=${host} is not a unix:// socket`, { hint: `for a remote engine give it in the options: sandbox: { use: 'docker', options: { hosts: ['${host}'] } }` });
   return '/var/run/docker.sock';
 }
 
@@ -111,22 +125,6 @@ async function chownTree(path: string, uid: number, gid: number): Promise<void> 
   }
 }
 
-/** Run `tar` on the host with stdin/stdout as buffers. */
-function hostTar(args: string[], input?: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    // Without input tar's stdin is closed: writing to a pipe tar may already have left raced
-    // its exit (EPIPE). With input, a tar that stops reading says why through its exit code.
-    const child = spawn('tar', args, { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout!.on('data', (d: Buffer) => out.push(d));
-    child.stderr!.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`tar ${args.join(' ')}: ${err.trim()}`))));
-    if (input) child.stdin!.on('error', () => undefined).end(input);
-  });
-}
-
 interface RawExec {
   exitCode: number | null;
   signal: string | null;
@@ -146,6 +144,9 @@ class DockerSandbox implements Sandbox {
   private owned = false;
   private wallTimer?: NodeJS.Timeout;
   private wallReached = false;
+  /** On a host that cannot see our filesystem: nothing is bound, files go through the engine. */
+  private readonly remote: boolean;
+  private execs = 0;
 
   constructor(
     private readonly docker: Docker,
@@ -159,8 +160,11 @@ class DockerSandbox implements Sandbox {
     private readonly path = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
     /** Where destroy hands the removal of a frozen container to finish in the background. */
     private readonly background?: (removal: Promise<void>) => void,
+    /** The host it runs on, its model tunnel when remote, and what to call once it is gone. */
+    readonly placement?: { host: DockerHost; tunnel?: ModelTunnel; release: () => void },
   ) {
     this.id = container.id;
+    this.remote = placement ? !placement.host.local : false;
     this.workspaceHostPath = join(hostRoot, 'workspace');
     this.homeHostPath = join(hostRoot, 'home');
     this.modelBaseUrl = `http://127.0.0.1:${SANDBOX_PROXY_PORT}/s/${spec.rolloutId}`;
@@ -178,7 +182,8 @@ class DockerSandbox implements Sandbox {
     // Files the host put in the workspace or HOME (the task's setup, before the first command)
     // become the container user's, once: walking the tree on every command cost time in
     // proportion to the workspace. Later host writes go through writeFile/copyIn, which chown.
-    if (!this.owned) {
+    if (this.remote) await this.pushOnce();
+    else if (!this.owned) {
       this.owned = true;
       await chownTree(this.workspaceHostPath, this.user.uid, this.user.gid);
       await chownTree(this.homeHostPath, this.user.uid, this.user.gid);
@@ -191,21 +196,70 @@ class DockerSandbox implements Sandbox {
     return { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), timedOut: r.timedOut };
   }
 
+  private pushed?: Promise<void>;
+
+  /**
+   * On a remote host: what the host put in the workspace and HOME folders (the task's setup)
+   * goes into the container once, before anything else touches it, owned by the agent's user.
+   */
+  private pushOnce(): Promise<void> {
+    this.owned = true;
+    this.pushed ??= this.engine(async () => {
+      await pushDir(this.container, this.workspaceHostPath, this.workspacePath, this.user);
+      await pushDir(this.container, this.homeHostPath, HOME, this.user);
+    });
+    return this.pushed;
+  }
+
+  /**
+   * Bring the workspace's state to {@link workspaceHostPath}, for the verifier: on a remote host
+   * the container's workspace is got back through the archive API (it works on a stopped
+   * container too); with a bind-mounted workspace there is nothing to do.
+   */
+  async sync(): Promise<void> {
+    if (!this.remote || !this.owned) return; // untouched: the host folder is still the truth
+    await this.engine(() => pullDir(this.container, this.workspacePath, this.workspaceHostPath));
+  }
+
+  /** Run a request to the engine; one that finds the host gone marks it down and says so. */
+  private async engine<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      throw this.lostError(err) ?? err;
+    }
+  }
+
+  /** The error to raise when `err` (or the host's state) says the host stopped answering. */
+  private lostError(err?: unknown): ClawGymError | undefined {
+    const host = this.placement?.host;
+    if (!host) return undefined;
+    if (err !== undefined && isUnreachable(err)) host.markDown(messageOf(err));
+    if (host.healthy) return undefined;
+    return new ClawGymError(ErrorCodes.DOCKER_HOST_UNREACHABLE, `Docker host ${host.url} stopped answering (${host.downReason}) while sandbox ${this.spec.rolloutId} ran on it`, { cause: err });
+  }
+
   /** One `docker exec`: demuxed output, exit code from inspect, the process group killed on timeout or abort. */
   private async run(cmd: string[], o: { env?: Record<string, string>; cwd?: string; stdin?: string | Buffer; timeoutMs?: number; signal?: AbortSignal }): Promise<RawExec> {
     const killedResult = (why: string): RawExec => ({ exitCode: null, signal: 'SIGKILL', stdout: Buffer.alloc(0), stderr: Buffer.from(why), timedOut: this.wallReached });
     if (this.destroyed) return killedResult('sandbox destroyed\n');
     if (o.signal?.aborted) return killedResult('aborted before start\n');
+    const lost = this.lostError();
+    if (lost) throw lost;
+    // On a remote host the command's PID is the remote machine's: it records its own PID
+    // inside, so that a kill can come from inside too (see killExec).
+    const tag = `${process.pid}-${++this.execs}`;
+    const argv = this.remote ? ['sh', '-c', 'echo $$ > "/tmp/.clawgym-exec-$0"; exec "$@"', tag, ...cmd] : cmd;
     let exec: Docker.Exec;
     try {
       exec = await this.container.exec({
-        Cmd: cmd, User: `${this.user.uid}:${this.user.gid}`, WorkingDir: o.cwd ?? this.workspacePath,
+        Cmd: argv, User: `${this.user.uid}:${this.user.gid}`, WorkingDir: o.cwd ?? this.workspacePath,
         Env: o.env ? Object.entries(o.env).map(([k, v]) => `${k}=${v}`) : undefined,
         AttachStdin: o.stdin !== undefined, AttachStdout: true, AttachStderr: true, Tty: false,
       });
     } catch (err) {
       if (this.wallReached || statusOf(err) === 409) return killedResult(this.wallReached ? `sandbox wall-clock limit of ${this.spec.limits.wallMs} ms reached\n` : `${(err as Error).message}\n`);
-      throw err;
+      throw this.lostError(err) ?? err;
     }
     let stream: NodeJS.ReadWriteStream;
     try {
@@ -213,7 +267,7 @@ class DockerSandbox implements Sandbox {
     } catch (err) {
       // The wall-clock kill can land between creating the exec and starting it.
       if (this.wallReached || statusOf(err) === 409) return killedResult(this.wallReached ? `sandbox wall-clock limit of ${this.spec.limits.wallMs} ms reached\n` : `${(err as Error).message}\n`);
-      throw err;
+      throw this.lostError(err) ?? err;
     }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -231,20 +285,30 @@ class DockerSandbox implements Sandbox {
 
     let killed = false;
     let timedOut = false;
-    const kill = () => { killed = true; void this.killExec(exec); };
+    const kill = () => { killed = true; void this.killExec(exec, tag); };
     const timer = o.timeoutMs ? setTimeout(() => { timedOut = true; kill(); }, o.timeoutMs) : undefined;
     o.signal?.addEventListener('abort', kill, { once: true });
+    // The host marked down (a probe had no answer): stop waiting for a stream that may never end.
+    const down = this.placement?.host.downSignal;
+    const onDown = () => (stream as unknown as { destroy?: () => void }).destroy?.();
+    down?.addEventListener('abort', onDown, { once: true });
     try {
       await ended;
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', kill);
+      down?.removeEventListener('abort', onDown);
     }
-    let info = await exec.inspect().catch(() => undefined);
+    let inspectErr: unknown;
+    const inspect = () => exec.inspect().catch((e: unknown) => { inspectErr = e; return undefined; });
+    let info = await inspect();
     for (let i = 0; i < 50 && info?.Running; i++) {
       await sleep(20);
-      info = await exec.inspect().catch(() => undefined);
+      info = await inspect();
     }
+    // The stream ended because the engine went away, not because the command did.
+    const gone = this.lostError(info ? undefined : inspectErr);
+    if (gone) throw gone;
     const code = info?.ExitCode ?? null;
     if (killed || this.wallReached) {
       return { exitCode: null, signal: 'SIGKILL', stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut: timedOut || this.wallReached };
@@ -256,7 +320,12 @@ class DockerSandbox implements Sandbox {
    * Kill an exec'd process and its process group (runc makes each exec a session leader):
    * from the host by PID, or, when the host may not, from inside as the same user.
    */
-  private async killExec(exec: Docker.Exec): Promise<void> {
+  private async killExec(exec: Docker.Exec, tag: string): Promise<void> {
+    if (this.remote) {
+      // Its PID is the remote machine's: kill its process group from inside, by the PID it wrote.
+      await this.run(['sh', '-c', 'kill -KILL -- "-$(cat "/tmp/.clawgym-exec-$0")"', tag], {}).catch(() => {});
+      return;
+    }
     for (let i = 0; i < 100; i++) {
       const info = await exec.inspect().catch(() => undefined);
       if (!info) return;
@@ -278,6 +347,8 @@ class DockerSandbox implements Sandbox {
 
   /** The host path of a sandbox path under the workspace or HOME, when it is safe to use from the host. */
   private async hostPathOf(sandboxPath: string, create: boolean): Promise<string | undefined> {
+    // Remote: nothing of the container is on our filesystem; files go through commands inside.
+    if (this.remote) { await this.pushOnce(); return undefined; }
     const abs = posix.resolve(this.workspacePath, sandboxPath);
     const mounts: Array<[string, string]> = [[this.workspacePath, this.workspaceHostPath], [HOME, this.homeHostPath]];
     for (const [inside, host] of mounts) {
@@ -363,10 +434,18 @@ class DockerSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroyed ??= (async () => {
       clearTimeout(this.wallTimer);
+      this.placement?.tunnel?.close();
+      this.placement?.release();
+      const host = this.placement?.host;
       const removal = async () => {
-        await removeContainer(this.container);
-        await rm(this.hostRoot, { recursive: true, force: true });
+        try {
+          // A host that stopped answering keeps its container until the host's sweep (gc).
+          if (!host || host.healthy) await removeContainer(this.container);
+        } finally {
+          await rm(this.hostRoot, { recursive: true, force: true });
+        }
       };
+      if (host && !host.healthy) return removal();
       // Freeze first (the cgroup freezer: every process inside stops at once, ~50 ms), so that
       // nothing runs or writes once destroy returns; removing the container and its folder
       // (100-300 ms of daemon work here) then happens off the rollout's path, tracked by the
@@ -395,6 +474,25 @@ async function removeContainer(container: Docker.Container): Promise<void> {
   }
 }
 
+/**
+ * For a host that cannot see our filesystem: a volume for the workspace, HOME and each
+ * read-only path (a file's volume is its folder, holding the listed files only), and what to
+ * put in those through the archive API before the container starts.
+ */
+async function remoteMounts(workdir: string, readOnly: readonly string[]): Promise<{ mounts: Docker.MountSettings[]; fill: Array<{ host: string; target: string; entries?: string[] }> }> {
+  const dirs = new Map<string, string[] | undefined>();
+  for (const p of readOnly) {
+    const st = await stat(p).catch(() => undefined);
+    if (!st) continue; // as with binds: a path that does not exist is skipped
+    if (st.isDirectory()) { dirs.set(p, undefined); continue; }
+    const parent = dirname(p);
+    if (dirs.has(parent) && dirs.get(parent) === undefined) continue;
+    dirs.set(parent, [...(dirs.get(parent) ?? []), basename(p)]);
+  }
+  const volumes = [workdir, HOME, ...dirs.keys()].map((Target) => ({ Type: 'volume' as const, Source: '', Target }));
+  return { mounts: volumes, fill: [...dirs].map(([dir, entries]) => ({ host: dir, target: dir, entries })) };
+}
+
 function containerName(spec: SandboxSpec): string {
   const clean = (s: string) => s.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 60);
   return `clawgym-${clean(spec.runId)}-${clean(spec.rolloutId)}-${randomBytes(3).toString('hex')}`;
@@ -405,32 +503,51 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly name = 'docker';
   /** Tasks with their own image (Harbor's environment/Dockerfile) run in it. */
   readonly supportsEnvironments = true;
+  /** The first host's client (the only one without `hosts`). */
   readonly docker: Docker;
   readonly image: string;
+  /** The first host's socket ('' when it is not a Unix socket). */
   readonly socketPath: string;
+  /** The engines sandboxes go to (one without `hosts`). */
+  readonly hosts: DockerHosts;
   private readonly user: { uid: number; gid: number };
   private readonly tmpDir: string;
-  private readonly taskImages: TaskImages;
+  private readonly taskImages = new Map<DockerHost, TaskImages>();
   private readonly pools = new Map<string, WarmPool<Started>>();
   private readonly removals = new Set<Promise<void>>();
 
   constructor(private readonly options: DockerSandboxOptions = {}) {
-    this.socketPath = options.socketPath ?? dockerSocketPath();
-    this.docker = new Docker({ socketPath: this.socketPath });
+    if (options.hosts && options.socketPath) throw new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, 'give socketPath or hosts, not both', { hint: "hosts: ['unix:///var/run/docker.sock', 'tcp://10.0.0.2:2376', …]" });
+    if (options.hosts) {
+      this.hosts = DockerHosts.parse(options.hosts, { probeMs: options.probeMs });
+    } else {
+      const socketPath = options.socketPath ?? dockerSocketPath();
+      this.hosts = new DockerHosts([new DockerHost(`unix://${socketPath}`, { url: `unix://${socketPath}`, local: true }, new Docker({ socketPath }))], { probeMs: options.probeMs });
+    }
+    const first = this.hosts.list[0]!;
+    this.docker = first.docker;
+    this.socketPath = first.url.startsWith('unix://') ? first.url.slice('unix://'.length) : '';
     this.image = options.image ?? DEFAULT_IMAGE;
     this.user = parseUser(options.user ?? '1000:1000');
     this.tmpDir = options.tmpDir ?? tmpdir();
-    this.taskImages = new TaskImages(this.docker, WORKSPACE);
+  }
+
+  private imagesOf(host: DockerHost): TaskImages {
+    let t = this.taskImages.get(host);
+    if (!t) this.taskImages.set(host, t = new TaskImages(host.docker, WORKSPACE));
+    return t;
   }
 
   async describeIsolation(): Promise<string> {
-    let engine = 'unreachable';
-    try {
-      const v = await this.docker.version();
-      engine = `engine ${v.Version}`;
-    } catch (err) {
-      engine = `daemon unreachable: ${(err as Error).message}`;
-    }
+    const engines = await Promise.all(this.hosts.list.map(async (h) => {
+      const where = this.hosts.list.length > 1 || !h.local ? `${h.url}${h.local ? '' : ' (remote: workspace by archive, model by exec tunnel)'} ` : '';
+      try {
+        return `${where}engine ${(await h.docker.version()).Version}`;
+      } catch (err) {
+        return `${where}daemon unreachable: ${(err as Error).message}`;
+      }
+    }));
+    const engine = engines.join('; ');
     return `docker (${engine}): a container per sandbox from ${this.image}, no network but the model socket (NetworkMode none), `
       + `user ${this.user.uid}:${this.user.gid}, all capabilities dropped, no-new-privileges, read-only root, cpu/memory/pids limits`;
   }
@@ -443,28 +560,54 @@ export class DockerSandboxProvider implements SandboxProvider {
     // Connecting needs write permission on the socket; the container user is not its owner.
     if (sock.uid !== this.user.uid && (sock.mode & 0o006) !== 0o006) await chmod(socketPath, (sock.mode & 0o777) | 0o006);
     // A task with its own image: built (once per content hash) before anything else is made.
-    const taskImage: TaskImage | undefined = spec.environment
-      ? await this.taskImages.prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
-      : undefined;
-    const started = await this.poolFor(spec, socketPath, taskImage).take();
-    try {
-      // The marker now names the rollout the container serves (sweep and gc read it).
-      await writeFile(join(started.root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, pid: process.pid }));
-    } catch (err) {
-      await this.dispose(started);
-      throw err;
+    // The answering host with the most free capacity; one that fails at the connection is
+    // marked down and the next one is tried (the rollout has not started: nothing is lost).
+    const tried = new Set<DockerHost>();
+    for (;;) {
+      const host = await this.hosts.pick(tried);
+      try {
+        return await this.createOn(host, spec, socketPath);
+      } catch (err) {
+        if (!isUnreachable(err)) throw err;
+        host.markDown(messageOf(err));
+        tried.add(host);
+      }
     }
-    return new DockerSandbox(this.docker, started.container, spec, started.root, this.user, started.workdir, started.path, (r) => this.track(r));
   }
 
-  /** The warm pool of containers made the way `spec` needs (what is fixed when a container is created). */
-  private poolFor(spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): WarmPool<Started> {
+  /** Make the sandbox on `host`, which {@link DockerHosts.pick} counted it on. */
+  private async createOn(host: DockerHost, spec: SandboxSpec, socketPath: string): Promise<Sandbox> {
+    let released = false;
+    const release = () => { if (!released) { released = true; host.inUse--; } };
+    try {
+      const taskImage: TaskImage | undefined = spec.environment
+        ? await this.imagesOf(host).prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
+        : undefined;
+      const started = await this.poolFor(host, spec, socketPath, taskImage).take();
+      try {
+        // The marker now names the rollout the container serves (sweep and gc read it).
+        await writeFile(join(started.root, MARKER), JSON.stringify({ runId: spec.runId, rolloutId: spec.rolloutId, pid: process.pid }));
+      } catch (err) {
+        started.tunnel?.close();
+        await this.dispose(started);
+        throw err;
+      }
+      host.handedOut++;
+      return new DockerSandbox(host.docker, started.container, spec, started.root, this.user, started.workdir, started.path, (r) => this.track(r), { host, tunnel: started.tunnel, release });
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** The warm pool of containers made the way `spec` needs on `host` (what is fixed when a container is created). */
+  private poolFor(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): WarmPool<Started> {
     const { cpus, memoryMb, pids } = spec.limits;
-    const key = JSON.stringify([spec.runId, socketPath, taskImage?.tag ?? this.image, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
+    const key = JSON.stringify([host.url, spec.runId, socketPath, taskImage?.tag ?? this.image, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
     let pool = this.pools.get(key);
     if (!pool) {
       pool = new WarmPool<Started>({
-        make: () => this.start(spec, socketPath, taskImage),
+        make: () => this.start(host, spec, socketPath, taskImage),
         dispose: (s) => this.dispose(s),
         alive: async (s) => (await s.container.inspect().catch(() => undefined))?.State?.Running === true,
         size: this.options.warmPool ?? 2,
@@ -476,6 +619,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   private async dispose(s: Started): Promise<void> {
+    s.tunnel?.close();
     await removeContainer(s.container).catch(() => undefined);
     await rm(s.root, { recursive: true, force: true });
   }
@@ -496,11 +640,12 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.pools.clear();
     await Promise.all(pools.map((p) => p.close()));
     await this.settled();
+    this.hosts.close();
   }
 
   /** Create and start one container for sandboxes like `spec` (not yet handed out). */
-  private async start(spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
-    const files = netnsRunFiles();
+  private async start(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
+    const files = host.local ? netnsRunFiles() : [];
     const workdir = taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
@@ -513,6 +658,8 @@ export class DockerSandboxProvider implements SandboxProvider {
       await mkdir(join(home, 'tmp'), { recursive: true });
       await mkdir(opt);
       for (const f of files) await copyFile(f, join(opt, basename(f)));
+      const readOnly = [...new Set(spec.readOnlyPaths ?? [])];
+      const remote = host.local ? undefined : await remoteMounts(workdir, readOnly);
       // The image's WORKDIR as the task built it, in the workspace that is bound over it.
       if (taskImage?.files.length) await hostTar(['-x', '-C', workspace, '--strip-components=1', '--no-same-owner'], taskImage.files);
       await chownTree(workspace, this.user.uid, this.user.gid);
@@ -524,10 +671,10 @@ export class DockerSandboxProvider implements SandboxProvider {
       const baseEnv = { HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8' };
       let container: Docker.Container;
       try {
-        container = await this.docker.createContainer({
+        container = await host.docker.createContainer({
           name: containerName(spec),
           Image: taskImage?.tag ?? this.image,
-          Cmd: FORWARDER_CMD,
+          Cmd: remote ? IDLE_CMD : FORWARDER_CMD,
           User: `${this.user.uid}:${this.user.gid}`,
           WorkingDir: workdir,
           Hostname: 'sandbox',
@@ -543,7 +690,8 @@ export class DockerSandboxProvider implements SandboxProvider {
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
             Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
-            Mounts: [
+            // A remote host sees none of our folders: volumes, filled through the archive API.
+            Mounts: remote?.mounts ?? [
               { Type: 'bind', Source: workspace, Target: workdir },
               { Type: 'bind', Source: home, Target: HOME },
               { Type: 'bind', Source: opt, Target: '/opt/clawgym', ReadOnly: true },
@@ -558,16 +706,21 @@ export class DockerSandboxProvider implements SandboxProvider {
           },
         });
       } catch (err) {
-        if (statusOf(err) === 404) throw new ClawGymError(ErrorCodes.SANDBOX_IMAGE_MISSING, `image ${taskImage?.tag ?? this.image} not found`, { hint: `build it with DOCKER_HOST=unix://${this.socketPath} scripts/docker-image.sh` });
+        if (statusOf(err) === 404) throw new ClawGymError(ErrorCodes.SANDBOX_IMAGE_MISSING, `image ${taskImage?.tag ?? this.image} not found on ${host.url}`, { hint: `build it with DOCKER_HOST=${host.url} scripts/docker-image.sh` });
         throw err;
       }
+      let tunnel: ModelTunnel | undefined;
       try {
+        if (remote) await pushPaths(container, remote.fill);
         await container.start();
+        // The model endpoint of a remote container: its forwarder carried over an exec stream.
+        if (remote) tunnel = await ModelTunnel.open(host.docker, container, { proxySocket: socketPath, port: SANDBOX_PROXY_PORT, user: `${this.user.uid}:${this.user.gid}` });
       } catch (err) {
+        tunnel?.close();
         await removeContainer(container).catch(() => {});
         throw err;
       }
-      return { container, root, workdir, path: taskImage?.path };
+      return { container, root, workdir, path: taskImage?.path, tunnel };
     } catch (err) {
       await rm(root, { recursive: true, force: true });
       throw err;
@@ -577,18 +730,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   async sweep(runId?: string): Promise<SweepReport> {
     await this.settled(); // this process's own removals are not leftovers
     const removed: string[] = [];
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
-    for (const c of containers) {
-      // Only what a dead runner left: a live run's containers are in use (gc beside a running run).
-      if (ownerAlive(parseOwner(c.Labels[LABEL_OWNER]))) continue;
-      await removeContainer(this.docker.getContainer(c.Id));
-      removed.push(`container ${c.Names[0]?.replace(/^\//, '') ?? c.Id}`);
-      const root = c.Labels[LABEL_ROOT];
-      if (root && basename(root).startsWith(DIR_PREFIX) && existsSync(root)) {
-        await rm(root, { recursive: true, force: true });
-        removed.push(`dir ${root}`);
-      }
-    }
+    for (const host of this.hosts.list) await this.sweepHost(host, runId, removed);
     // Folders of sandboxes whose container was never created or is already gone.
     for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
       if (!name.startsWith(DIR_PREFIX)) continue;
@@ -601,6 +743,28 @@ export class DockerSandboxProvider implements SandboxProvider {
       removed.push(`dir ${dir}`);
     }
     return { removed };
+  }
+
+  /** A dead runner's containers on one host (a host that does not answer is left for a later sweep). */
+  private async sweepHost(host: DockerHost, runId: string | undefined, removed: string[]): Promise<void> {
+    let containers: Docker.ContainerInfo[];
+    try {
+      containers = await host.docker.listContainers({ all: true, filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
+    } catch (err) {
+      if (this.hosts.list.length > 1 && isUnreachable(err)) { host.markDown(messageOf(err)); return; }
+      throw err;
+    }
+    for (const c of containers) {
+      // Only what a dead runner left: a live run's containers are in use (gc beside a running run).
+      if (ownerAlive(parseOwner(c.Labels[LABEL_OWNER]))) continue;
+      await removeContainer(host.docker.getContainer(c.Id));
+      removed.push(`container ${c.Names[0]?.replace(/^\//, '') ?? c.Id}`);
+      const root = c.Labels[LABEL_ROOT];
+      if (root && basename(root).startsWith(DIR_PREFIX) && existsSync(root)) {
+        await rm(root, { recursive: true, force: true });
+        removed.push(`dir ${root}`);
+      }
+    }
   }
 }
 

@@ -28,14 +28,14 @@ describe('clawgym template', () => {
     expect(text).toContain('{"type": "function", "function": {"name": "write", "description": "Write a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}');
     expect(text.endsWith('<|im_start|>user\nWrite a.txt<|im_end|>\n<|im_start|>assistant\n')).toBe(true);
     const { chatTemplate, tokenizer } = testModel('qwen3');
-    expect(ids).toEqual(chatTemplate.render({ messages: [{ role: 'system', parts: [{ type: 'text', text: 'You are an agent.' }] }, { role: 'user', parts: [{ type: 'text', text: 'Write a.txt' }] }], tools: [{ name: 'write', description: 'Write a file', parameters: request.tools[0]!.function.parameters }] }));
+    expect(ids).toEqual(Array.from(chatTemplate.render({ messages: [{ role: 'system', parts: [{ type: 'text', text: 'You are an agent.' }] }, { role: 'user', parts: [{ type: 'text', text: 'Write a.txt' }] }], tools: [{ name: 'write', description: 'Write a file', parameters: request.tools[0]!.function.parameters }] })));
     expect(tokenizer.decode(ids)).toBe(text);
   });
 
   it('--parse turns generated ids into the message the harness would receive', async () => {
     const { tokenizer } = testModel('qwen3');
     const ids = tokenizer.encodeMarkup('<think>\nshort\n</think>\n\nOn it.\n<tool_call>\n{"name": "write", "arguments": {"path": "a.txt"}}\n</tool_call><|im_end|>');
-    writeFileSync(join(dir, 'ids.json'), JSON.stringify(ids));
+    writeFileSync(join(dir, 'ids.json'), JSON.stringify(Array.from(ids)));
     const r = await cli(['template', '--model', testModelDir('qwen3'), 'request.json', '--parse', 'ids.json'], dir);
     expect(r.code).toBe(0);
     const reply = JSON.parse(r.out) as { choices: { message: Record<string, unknown>; finish_reason: string }[] };

@@ -62,5 +62,6 @@ export async function templateCommand(request: string | undefined, opts: Templat
     io.out(`${JSON.stringify(reply, null, 2)}\n`);
     return;
   }
-  io.out(`${JSON.stringify(model.chatTemplate.renderPrompt(conversation))}\n`);
+  const { text, ids } = model.chatTemplate.renderPrompt(conversation);
+  io.out(`${JSON.stringify({ text, ids: Array.from(ids) })}\n`);
 }

@@ -21,7 +21,7 @@ const tools: ToolSpec[] = [{ name: 'write', parameters: { type: 'object', proper
 
 /** Feed `text` (encoded as the model would write it) id by id; the events after each id. */
 function stream(tok: HfTokenizer, factory: TextParserFactory, text: string, stop: number[] = []) {
-  const ids = tok.encodeMarkup(text);
+  const ids = Array.from(tok.encodeMarkup(text));
   const p = idStreamParser(tok.streamDecoder(), factory({ tools }), new Set(stop));
   const steps = ids.map((id) => p.push(id));
   const end = p.end();

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { JinjaRenderer } from './jinja-env';
+import { loadModelFolder } from './folder';
+import { testModelDir, type TestModel } from './__fixtures__/test-models';
+
+// The compiled form of a template (jinja-compile.ts) must write what @huggingface/jinja's
+// interpreter writes — the interpreter is the reference the goldens were matched with.
+const dir = join(__dirname, '__fixtures__');
+interface Case { name: string; messages: unknown[]; tools?: unknown[]; addGenerationPrompt: boolean; kwargs?: Record<string, unknown> }
+const cases = JSON.parse(readFileSync(join(dir, 'template-cases.json'), 'utf8')) as Case[];
+const NOW = () => new Date(2026, 6, 26, 9, 5, 3);
+
+/** Render with the compiled form only (an error or a hand-over to the interpreter is reported, not hidden). */
+function both(r: JinjaRenderer, variables: Record<string, unknown>): { compiled: string | Error; interpreted: string | Error } {
+  const run = (f: () => string) => { try { return f(); } catch (e) { return e as Error; } };
+  const interpreted = run(() => r.interpret(variables));
+  let handedOver = false;
+  const spy = jest.spyOn(r, 'interpret').mockImplementation(() => { handedOver = true; throw new Error('handed to the interpreter'); });
+  const compiled = run(() => r.render(variables));
+  spy.mockRestore();
+  return { compiled: handedOver ? new Error('handed to the interpreter') : compiled, interpreted };
+}
+
+describe.each(['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as TestModel[])('%s template', (family) => {
+  const folder = loadModelFolder(testModelDir(family));
+  const renderer = new JinjaRenderer(folder.chatTemplate!, NOW, Infinity);
+  const special = { bos_token: '<BOS>', eos_token: '<EOS>' };
+
+  it('compiles', () => {
+    expect(renderer.isCompiled).toBe(true);
+  });
+
+  it.each(cases.map((c) => [c.name, c] as const))('writes what the interpreter writes: %s', (_, c) => {
+    const variables = { ...special, ...c.kwargs, messages: c.messages, add_generation_prompt: c.addGenerationPrompt, ...(c.tools ? { tools: c.tools } : {}) };
+    const { compiled, interpreted } = both(renderer, variables);
+    if (typeof interpreted === 'string') expect(compiled).toBe(interpreted);
+    // A template's refusal (raise_exception) is the interpreter's to word: the compiled form hands it over.
+    else expect(compiled).toBeInstanceOf(Error);
+  });
+});
+
+describe('compiled form, where it leaves the result to the interpreter', () => {
+  const render = (source: string, variables: Record<string, unknown> = {}) => {
+    const r = new JinjaRenderer(source, NOW, Infinity);
+    return { r, ...both(r, variables) };
+  };
+
+  it('keeps the interpreter\'s quirks: loose ==, booleans as true/false, dicts and lists as its JSON', () => {
+    const { compiled, interpreted } = render('{{ 1 == "1" }} {{ x }} {{ d }} {{ l }} {{ l | length }} {{ "ab"[-1] }} {{ l[::-1] | tojson }}', { x: true, d: { a: 1, b: [null, 'é'] }, l: [1, 2, 3] });
+    expect(interpreted).toBe('true true {"a": 1, "b": [null, "é"]} [1, 2, 3] 3 b [3, 2, 1]');
+    expect(compiled).toBe(interpreted);
+  });
+
+  it('scopes a loop\'s set to the loop, and namespaces across it', () => {
+    const src = '{% set x = 1 %}{% set ns = namespace(n=0) %}{% for m in ms %}{% set x = loop.index %}{% set ns.n = ns.n + m %}{{ loop.first }}{{ loop.last }}{% endfor %}{{ x }}/{{ ns.n }}{% for m in [] %}no{% else %}empty{% endfor %}';
+    const { compiled, interpreted } = render(src, { ms: [3, 4] });
+    expect(interpreted).toBe('truefalsefalsetrue1/7empty');
+    expect(compiled).toBe(interpreted);
+  });
+
+  it.each([
+    ['float arithmetic (the interpreter prints 2.0)', '{{ x * 2 }}', { x: 1.0 + 0.5 - 0.5 + 0.25 * 4 - 1 + 0.5 }],
+    ['an operation on none', '{{ x + "a" }}', { x: null }],
+    ['comparing two lists', '{{ a == b }}', { a: [1], b: [1] }],
+    ['a dict builtin', '{{ d.items() }}', { d: { a: 1 } }],
+  ])('hands %s to the interpreter', (_, source, variables) => {
+    const { compiled, interpreted } = render(source, variables);
+    expect(compiled).toBeInstanceOf(Error);
+    expect((compiled as Error).message).toBe('handed to the interpreter');
+    // …whose answer (a text or its error) is what render() gives.
+    const r = new JinjaRenderer(source, NOW, Infinity);
+    if (typeof interpreted === 'string') expect(r.render(variables)).toBe(interpreted);
+    else expect(() => r.render(variables)).toThrow();
+  });
+
+  it('does not compile a template using a construct it does not handle (the interpreter renders it)', () => {
+    const r = new JinjaRenderer('{% macro f(x) %}{{ x }}{% endmacro %}{{ f(1) | upper }}', NOW);
+    expect(r.isCompiled).toBe(false);
+    expect(r.render({})).toBe('1');
+  });
+
+  it('drops the compiled form for good when a cross-check ever finds it differs from the interpreter', () => {
+    const r = new JinjaRenderer('{{ x }}', NOW, 2);
+    (r as unknown as { compiled: () => string }).compiled = () => 'wrong';
+    expect(r.render({ x: 'a' })).toBe('wrong'); // first render: not checked
+    expect(r.render({ x: 'a' })).toBe('a'); // second: checked, differs, the interpreter's answer
+    expect(r.isCompiled).toBe(false);
+    expect(r.render({ x: 'b' })).toBe('b');
+  });
+});

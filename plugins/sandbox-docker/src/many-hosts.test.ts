@@ -1,0 +1,219 @@
+/**
+ * Many Docker hosts, for real: two engines on this machine, each in a network namespace of its
+ * own and reached only over TCP on a veth, so they are "remote" to the provider (nothing bound
+ * from our filesystem: workspace by the archive API, model by the exec tunnel). One engine is
+ * killed mid-run; its rollouts must be retried on the other and none scored 0, and it must get
+ * rollouts again once it answers.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Harness, SandboxSpec, Task } from '@clawgym/core';
+import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
+import { RolloutRunner, type RolloutReport } from '../../../core/src/rollout/runner';
+import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
+import { DockerSandboxProvider } from './provider';
+
+jest.setTimeout(180_000);
+
+interface Placed { rolloutId: string; host: string; mounts?: Array<{ Type: string }>; binds?: unknown }
+
+/** Where each attempt ran, and what its container had mounted. */
+const placed: Placed[] = [];
+let onStarted: (p: Placed) => void = () => undefined;
+
+/**
+ * One model call through the sandbox's model URL, then write what it said after the task's own
+ * input (set up on the host), then stay a while so rollouts are in flight when a host dies.
+ */
+const agent: Harness = {
+  name: 'agent', wireFormat: 'openai-chat', check: async () => ({ ok: true }),
+  async run(ctx) {
+    // The provider's own view of the sandbox: where it runs, its container (its spec is private).
+    const sb = ctx.sandbox as unknown as { placement: { host: { url: string } }; spec: { rolloutId: string }; container: { inspect(): Promise<{ Mounts: Array<{ Type: string }>; HostConfig: { Binds?: unknown } }> } };
+    const p: Placed = { rolloutId: sb.spec.rolloutId, host: sb.placement.host.url };
+    placed.push(p);
+    const info = await sb.container.inspect();
+    p.mounts = info.Mounts;
+    p.binds = info.HostConfig.Binds;
+    onStarted(p);
+    const code = `(async () => { const r = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
+      headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }], tools: [] }) });
+      const msg = (await r.json()).choices[0].message; const fs = require('fs');
+      for (const c of msg.tool_calls ?? []) { const a = JSON.parse(c.function.arguments); fs.writeFileSync(a.path, fs.readFileSync('input.txt', 'utf8') + ':' + a.content); }
+      await new Promise((r) => setTimeout(r, 2500)); })()`;
+    const r = await ctx.sandbox.exec(['node', '-e', code], { env: { OPENAI_BASE_URL: `${ctx.endpoint.baseUrl}/v1`, OPENAI_API_KEY: ctx.endpoint.apiKey }, timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+    return { exitCode: r.exitCode, timedOut: r.timedOut, logTail: `${r.stdout}${r.stderr}` };
+  },
+};
+
+const task = (id: string): Task => ({
+  id, category: 'files', instruction: 'write out.txt',
+  setup: async (ws) => { await ws.writeFile('input.txt', `secret-${id}`); },
+  verify: async (ws) => {
+    const got = await ws.exists('out.txt') ? (await ws.readFile('out.txt')).toString('utf8') : '(none)';
+    const ok = got === `secret-${id}:ok`;
+    return { reward: ok ? 1 : 0, pass: ok, details: `out.txt: ${got}` };
+  },
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** PIDs of processes whose command line names `dir` (a killed dockerd's containerd and shims). */
+function processesUnder(dir: string): number[] {
+  const pids: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try { if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(dir)) pids.push(Number(e)); } catch { /* gone */ }
+  }
+  return pids;
+}
+
+describeIf(dockerdMissing() ?? netnsMissing(), 'two Docker hosts in their own network namespaces', () => {
+  const nets: TestNetns[] = [];
+  const engines: PrivateDockerd[] = [];
+  const roots: string[] = [];
+  let provider: DockerSandboxProvider;
+  let proxy: Awaited<ReturnType<typeof startScriptedProxy>>;
+  let socketPath = '';
+  let image = '';
+  const runId = `mh${process.pid}`;
+
+  const startEngine = async (i: number) => startDockerd({ root: roots[i], netns: nets[i]!.name, tcp: `${nets[i]!.nsIp}:2375` });
+
+  beforeAll(async () => {
+    for (const i of [0, 1]) {
+      nets.push(makeTestNetns(i));
+      roots.push(await mkdtemp(join(tmpdir(), 'cgh-')));
+    }
+    engines.push(...await Promise.all([0, 1].map(startEngine)));
+    // No registry: the image is built on each engine, over its TCP API.
+    const tags = await Promise.all(engines.map((e) => buildSandboxImage(e.tcpHost!)));
+    image = tags[0]!;
+    expect(tags[1]).toBe(image);
+    provider = new DockerSandboxProvider({
+      hosts: engines.map((e) => ({ url: e.tcpHost!, maxSandboxes: 3 })), image, warmPool: 1, probeMs: 500,
+    });
+    proxy = await startScriptedProxy(() => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'ok' } }] }));
+    socketPath = join(proxy.dir, 'proxy.sock');
+    await proxy.proxy.listenUnix(socketPath);
+  }, 150_000);
+
+  afterAll(async () => {
+    await provider?.close().catch(() => undefined);
+    await provider?.sweep(runId).catch(() => undefined);
+    await proxy?.close();
+    await Promise.all(engines.map((e) => e.stop({ keep: true }).catch(() => undefined)));
+    // What a SIGKILLed dockerd leaves (its containerd, shims, container processes), by PID.
+    for (const root of roots) for (const pid of processesUnder(root)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    for (const n of nets) n.remove();
+    for (const root of roots) {
+      const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((p): p is string => !!p && p.startsWith(root));
+      for (const m of mounts.sort((a, b) => b.length - a.length)) require('node:child_process').spawnSync('umount', ['-l', m]);
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  const runner = () => new RolloutRunner({
+    runId, proxy: proxy.proxy, socketPath, sandboxes: provider, concurrency: 4, timeoutMs: 30_000, infraRetries: 2, limits: { pids: 128, memoryMb: 512 },
+  });
+  const jobs = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ rolloutId: `${prefix}${i}`, step: 0, task: task(`${prefix}${i}`), harness: agent }));
+
+  it('a sandbox on a remote host: files in and out, a timed-out command killed with its group, the workspace got back after a wall-clock kill', async () => {
+    const spec = (rolloutId: string, wallMs?: number): SandboxSpec => ({ runId, rolloutId, limits: { pids: 64, wallMs }, modelEndpoint: { socketPath, url: proxy.url } });
+    const sb = await provider.create(spec('files'));
+    const scratch = mkdtempSync(join(tmpdir(), 'cgh-files-'));
+    try {
+      writeFileSync(join(sb.workspaceHostPath, 'setup.txt'), 'from the setup');
+      mkdirSync(join(scratch, 'in', 'sub'), { recursive: true });
+      writeFileSync(join(scratch, 'in', 'sub', 'x.txt'), 'copied in');
+      await sb.writeFile('notes/a.txt', 'written');
+      await sb.copyIn(join(scratch, 'in'), 'in');
+      const r = await sb.exec(['sh', '-c', 'id -u; cat setup.txt notes/a.txt in/sub/x.txt; echo; echo out > made.txt; stat -c %u setup.txt in/sub/x.txt']);
+      expect(r).toMatchObject({ exitCode: 0, stdout: '1000\nfrom the setupwrittencopied in\n1000\n1000\n' });
+      await sb.copyOut('made.txt', join(scratch, 'made.txt'));
+      expect(readFileSync(join(scratch, 'made.txt'), 'utf8')).toBe('out\n');
+      // A command past its timeout is killed with what it started (from inside: its PID is the remote machine's).
+      const t0 = Date.now();
+      const slow = await sb.exec(['sh', '-c', 'sleep 30 & sleep 30'], { timeoutMs: 500 });
+      expect(slow).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: true });
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect((await sb.exec(['sh', '-c', 'ps -o comm | grep -c "^sleep" || true'])).stdout.trim()).toBe('0');
+    } finally {
+      await sb.destroy();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    // The wall-clock limit kills the container; what the agent wrote is still got back.
+    const walled = await provider.create(spec('wall', 2000));
+    try {
+      const r = await walled.exec(['sh', '-c', 'echo before the kill > w.txt; sleep 30']);
+      expect(r).toMatchObject({ exitCode: null, timedOut: true });
+      await walled.sync!();
+      expect(readFileSync(join(walled.workspaceHostPath, 'w.txt'), 'utf8')).toBe('before the kill\n');
+    } finally {
+      await walled.destroy();
+    }
+  });
+
+  it('spreads rollouts over both hosts; a host killed mid-run has its rollouts retried on the other, none scored 0; it gets rollouts again once it answers', async () => {
+    const [a, b] = engines as [PrivateDockerd, PrivateDockerd];
+    const [hostA, hostB] = provider.hosts.list;
+    // Kill engine A once two rollouts are running on it (their commands in flight).
+    let killedAt: number | undefined;
+    let handedOutOnAAtKill = 0;
+    let onA = 0;
+    const killed = new Promise<void>((resolve) => {
+      onStarted = (p) => {
+        if (p.host !== a.tcpHost || ++onA !== 2) return;
+        setTimeout(() => {
+          handedOutOnAAtKill = hostA!.handedOut;
+          killedAt = Date.now();
+          process.kill(a.pid, 'SIGKILL');
+          resolve();
+        }, 800);
+      };
+    });
+    const reports: RolloutReport[] = await runner().run(jobs('r', 12));
+    await killed;
+    onStarted = () => undefined;
+
+    // Nothing bound from our filesystem: volumes only (workspace, HOME), no binds, no socket.
+    const inspected = placed.filter((p) => p.mounts);
+    expect(inspected.length).toBeGreaterThanOrEqual(12);
+    for (const p of inspected) {
+      expect(p.binds ?? []).toEqual([]);
+      expect(p.mounts!.map((m) => m.Type)).toEqual(['volume', 'volume']);
+    }
+    // Every rollout scored by its verifier, which read what the agent wrote in the container
+    // after the setup's input went in: none is an infra error, none scored 0.
+    expect(reports).toHaveLength(12);
+    for (const r of reports) expect({ id: r.rolloutId, outcome: r.outcome, reward: r.reward, details: r.verdict?.details }).toEqual({ id: r.rolloutId, outcome: 'ok', reward: 1, details: `out.txt: secret-${r.rolloutId}:ok` });
+    // Both hosts took rollouts before the kill; the ones in flight on A were retried on B.
+    const firstTry = placed.filter((p) => !p.rolloutId.includes('.retry'));
+    expect(new Set(firstTry.map((p) => p.host))).toEqual(new Set([a.tcpHost, b.tcpHost]));
+    const retried = reports.filter((r) => r.attempts > 1);
+    expect(retried.length).toBeGreaterThanOrEqual(2);
+    for (const r of retried) {
+      expect(placed.find((p) => p.rolloutId === r.rolloutId)?.host).toBe(a.tcpHost);
+      expect(placed.find((p) => p.rolloutId === r.sessionId)?.host).toBe(b.tcpHost);
+    }
+    // A was marked down and got nothing after the kill.
+    expect(hostA!.healthy).toBe(false);
+    expect(hostA!.handedOut).toBe(handedOutOnAAtKill);
+    expect(hostB!.healthy).toBe(true);
+    // eslint-disable-next-line no-console
+    console.log(`killed host A ${Date.now() - killedAt!} ms before the run ended; ${retried.length} rollouts retried on B; placements: ${placed.map((p) => `${p.rolloutId}@${p.host === a.tcpHost ? 'A' : 'B'}`).join(' ')}`);
+
+    // A answers again (same data root: its old containers are cleaned up by the engine) and
+    // the probe puts it back: new rollouts reach it.
+    engines[0] = await startEngine(0);
+    for (let i = 0; i < 40 && !hostA!.healthy; i++) await sleep(250);
+    expect(hostA!.healthy).toBe(true);
+    const before = hostA!.handedOut;
+    const again = await runner().run(jobs('s', 4));
+    for (const r of again) expect({ outcome: r.outcome, reward: r.reward }).toEqual({ outcome: 'ok', reward: 1 });
+    expect(hostA!.handedOut).toBeGreaterThan(before);
+  });
+});
