@@ -47,8 +47,8 @@ export default defineConfig({
   reporters: [],
   run: {
     ...base.run,
-    steps: Number(process.env.BENCH_ASYNC_STEPS ?? 10),
-    evalTasks: Number(process.env.BENCH_ASYNC_EVAL_TASKS ?? 64),
+    steps: Number(process.env.BENCH_ASYNC_STEPS ?? 30),
+    evalTasks: Number(process.env.BENCH_ASYNC_EVAL_TASKS ?? 400),
     outDir: join(repo, 'runs'),
     concurrency: 16,
     evalEvery: 0,

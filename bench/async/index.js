@@ -4,14 +4,18 @@
 // served by two `clawgym engine serve` replicas (the SGLang protocol; weights synced from disk
 // after every step) and agentloop tools that each wait a random 0.2–2 s, trained twice in this
 // one invocation (fresh replicas for each): the synchronous loop, then `run.async: { maxStaleness: 2 }`.
-// Each run's held-out Pass@1 is measured before its first step and after its last (the same
-// test tasks); throughput and trainer idle time come from the steps' metrics.
+// Each run's held-out Pass@1 is measured before its first step and after its last, on the same
+// test tasks; throughput and trainer idle time come from the steps' metrics. Both runs start
+// from the same checkpoint, so their two first evaluations measure one policy: pooled, they are
+// the baseline of both gains. Gains and the async − sync gap are paired by task (each task's
+// difficulty is shared by every evaluation of it, so it does not enter the error).
 //
-//   npm run bench:async                  (BENCH_ASYNC_STEPS=10, BENCH_ASYNC_EVAL_TASKS=64)
+//   npm run bench:async                  (BENCH_ASYNC_STEPS=30, BENCH_ASYNC_EVAL_TASKS=400: ~12 min)
 const { spawn } = require('node:child_process');
-const { readFileSync, existsSync } = require('node:fs');
+const { readFileSync } = require('node:fs');
+const { loadavg } = require('node:os');
 const { join } = require('node:path');
-const { pass1, diff } = require('../../scripts/lib/pass1');
+const { pass1, outcomesByTask, pairedDiff } = require('../../scripts/lib/pass1');
 
 const repo = join(__dirname, '..', '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
@@ -56,29 +60,41 @@ async function trainOn(mode, replicas) {
   // Finished rollouts per minute of training: every rollout of a synchronous step; the pool's
   // finished rollouts in the asynchronous one (trained, infra or dropped as stale alike).
   const finished = mode === 'async' ? sum('async/rollouts_finished') : sum('rollouts');
-  const at = (step) => pass1(join(runDir, 'eval', `step-${step}`, 'eval.json'));
-  const before = at(evals[0].step);
-  const after = at(evals[evals.length - 1].step);
+  const evalFile = (step) => join(runDir, 'eval', `step-${step}`, 'eval.json');
+  const first = evalFile(evals[0].step);
+  const last = evalFile(evals[evals.length - 1].step);
   return {
     mode, runDir, minutes: (Date.now() - t0) / 60000, steps: steps.length,
     rolloutsPerMin: finished / (seconds / 60),
+    // Rollouts the steps consumed (trained, or infra) per minute: leaves out those still in the pool at the end.
+    consumedPerMin: sum('rollouts') / (seconds / 60),
     idle: sum('seconds/rollouts') / seconds,
     dropped: sum('async/stale_dropped'), infra: sum('infra'), trained: sum('trained'),
-    before, after, gain: diff(after, before),
+    before: pass1(first), after: pass1(last), beforeByTask: outcomesByTask(first), afterByTask: outcomesByTask(last),
     maxStaleness: Math.max(0, ...steps.map((e) => e.values['async/max_staleness_trained'] ?? 0)),
   };
 }
 
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const points = (x) => `${(100 * x.d).toFixed(1)} ± ${(100 * x.se).toFixed(1)} points`;
+
 (async () => {
-  {
-    const sync = await train('sync');
-    const asy = await train('async');
-    for (const r of [sync, asy]) {
-      console.log(`${r.mode}: ${r.steps} steps in ${r.minutes.toFixed(1)} min; ${r.rolloutsPerMin.toFixed(1)} rollouts/min; trainer idle ${(100 * r.idle).toFixed(0)}%; trained ${r.trained}, infra ${r.infra}, dropped as stale ${r.dropped}, max staleness trained ${r.maxStaleness}; held-out Pass@1 ${(100 * r.before.p).toFixed(1)}% -> ${(100 * r.after.p).toFixed(1)}% (gain ${(100 * r.gain.d).toFixed(1)} ± ${(100 * r.gain.se).toFixed(1)} points, n=${r.after.n}); ${r.runDir}`);
-    }
-    const speedup = asy.rolloutsPerMin / sync.rolloutsPerMin;
-    const gap = diff({ p: asy.gain.d, se: asy.gain.se }, { p: sync.gain.d, se: sync.gain.se });
-    console.log(`speedup ${speedup.toFixed(2)}x (target >= 1.3); async gain minus sync gain ${(100 * gap.d).toFixed(1)} ± ${(100 * gap.se).toFixed(1)} points (must not be 2 SE below)`);
-    console.log(`RESULT async rollouts_per_min_sync=${sync.rolloutsPerMin.toFixed(1)} rollouts_per_min_async=${asy.rolloutsPerMin.toFixed(1)} trainer_idle_sync=${sync.idle.toFixed(3)} trainer_idle_async=${asy.idle.toFixed(3)} speedup=${speedup.toFixed(2)} pass1_gain_sync=${sync.gain.d.toFixed(3)} pass1_gain_async=${asy.gain.d.toFixed(3)}`);
+  const loadBefore = load();
+  const sync = await train('sync');
+  const asy = await train('async');
+  // One policy, evaluated twice: the pooled baseline of both gains (and a check of the noise).
+  const baseline = [sync.beforeByTask, asy.beforeByTask];
+  const gain = (r) => pairedDiff(r.afterByTask, baseline);
+  const gainSync = gain(sync);
+  const gainAsync = gain(asy);
+  const gap = pairedDiff(asy.afterByTask, sync.afterByTask);
+  for (const [r, g] of [[sync, gainSync], [asy, gainAsync]]) {
+    console.log(`${r.mode}: ${r.steps} steps in ${r.minutes.toFixed(1)} min; ${r.rolloutsPerMin.toFixed(1)} rollouts/min finished (${r.consumedPerMin.toFixed(1)} consumed by steps); trainer idle ${(100 * r.idle).toFixed(0)}%; trained ${r.trained}, infra ${r.infra}, dropped as stale ${r.dropped}, max staleness trained ${r.maxStaleness}; held-out Pass@1 ${(100 * r.before.p).toFixed(1)}% -> ${(100 * r.after.p).toFixed(1)}% (gain over the pooled baseline ${points(g)}, n=${g.n}); ${r.runDir}`);
   }
+  const speedup = asy.rolloutsPerMin / sync.rolloutsPerMin;
+  const twice = pairedDiff(asy.beforeByTask, sync.beforeByTask);
+  console.log(`the checkpoint evaluated twice: ${points(twice)} apart (noise; n=${twice.n})`);
+  console.log(`speedup ${speedup.toFixed(2)}x (target >= 1.3; ${(asy.consumedPerMin / sync.consumedPerMin).toFixed(2)}x in rollouts consumed by steps); async gain minus sync gain ${points(gap)}, ${gap.d >= -2 * gap.se ? 'not' : 'MORE than'} 2 SE below (paired by task)`);
+  console.log(`load average (1, 5, 15 min): ${loadBefore} at the start, ${load()} at the end`);
+  console.log(`RESULT async rollouts_per_min_sync=${sync.rolloutsPerMin.toFixed(1)} rollouts_per_min_async=${asy.rolloutsPerMin.toFixed(1)} trainer_idle_sync=${sync.idle.toFixed(3)} trainer_idle_async=${asy.idle.toFixed(3)} speedup=${speedup.toFixed(2)} pass1_gain_sync=${gainSync.d.toFixed(3)} pass1_gain_async=${gainAsync.d.toFixed(3)} gain_diff=${gap.d.toFixed(3)} gain_diff_se=${gap.se.toFixed(3)} steps=${sync.steps} held_out=${gap.n}`);
 })().catch((err) => { console.error(err.message); process.exit(1); });

@@ -57,6 +57,8 @@ export const ErrorCodes = {
   DOCKER_HOST_UNREACHABLE: 'CLAWGYM_DOCKER_HOST_UNREACHABLE',
   SESSION_EXISTS: 'CLAWGYM_SESSION_EXISTS',
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
+  /** The embedded trainer's worker thread failed or died during a step. */
+  TRAINER_WORKER_FAILED: 'CLAWGYM_TRAINER_WORKER_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

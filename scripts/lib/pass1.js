@@ -26,4 +26,32 @@ const pool = (xs) => estimate(xs.reduce((s, x) => s + x.passes, 0), xs.reduce((s
 /** a − b, with the standard error of the difference of two independent estimates. */
 const diff = (a, b) => ({ d: a.p - b.p, se: Math.sqrt(a.se ** 2 + b.se ** 2) });
 
-module.exports = { pass1, estimate, pool, diff };
+/**
+ * Pass or fail of each task at one evaluation (one sample per task; infrastructure failures
+ * left out): Map taskId -> 0 | 1, for comparisons paired by task.
+ */
+function outcomesByTask(evalFile) {
+  const rollouts = JSON.parse(readFileSync(evalFile, 'utf8')).rollouts.filter((r) => r.outcome !== 'infra-error');
+  return new Map(rollouts.map((r) => [r.taskId, r.pass ? 1 : 0]));
+}
+
+/**
+ * mean(a) − mean(b) over the tasks both have (each side a Map taskId -> outcome, or a list of
+ * such Maps averaged per task), with the standard error of a paired difference: sd(a_i − b_i)/√n.
+ * Evaluations on the same held-out tasks share each task's difficulty, which this leaves out of
+ * the error; two independent estimates' errors (diff) would count it twice.
+ */
+function pairedDiff(a, b) {
+  const side = (x) => (Array.isArray(x) ? x : [x]);
+  const value = (xs, id) => xs.reduce((s, m) => s + m.get(id), 0) / xs.length;
+  const as = side(a);
+  const bs = side(b);
+  const ids = [...as[0].keys()].filter((id) => [...as, ...bs].every((m) => m.has(id)));
+  const d = ids.map((id) => value(as, id) - value(bs, id));
+  const n = d.length;
+  const mean = d.reduce((s, x) => s + x, 0) / n;
+  const variance = d.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, n - 1);
+  return { d: mean, se: Math.sqrt(variance / n), n };
+}
+
+module.exports = { pass1, estimate, pool, diff, outcomesByTask, pairedDiff };

@@ -3,6 +3,7 @@ import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
 import type { RolloutOutcome } from '../contracts/tree';
+import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
 import type { RolloutRequest, RolloutResult } from '../kernel/hooks';
@@ -74,6 +75,8 @@ export class RolloutRunner {
 
   async run(jobs: readonly RolloutJob[], signal?: AbortSignal): Promise<RolloutReport[]> {
     this.refuseUnsupported(jobs);
+    // Every rollout in flight listens to the signal (Node warns past 10: a run at concurrency 16).
+    if (signal) setMaxListeners(0, signal);
     if (this.o.sweepOnStart !== false && !this.swept) {
       this.swept = true;
       await this.sweepOrphans();

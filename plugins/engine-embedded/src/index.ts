@@ -7,7 +7,7 @@ import { SharedPolicy } from './policy';
 import { EmbeddedTrainer } from './trainer';
 
 export { EmbeddedEngine, samplingLogprobs } from './engine';
-export { EmbeddedTrainer, type OptimizerConfig } from './trainer';
+export { EmbeddedTrainer, type OptimizerConfig, type TrainerThreading } from './trainer';
 export { SharedPolicy } from './policy';
 export { Transformer, initParams, parameterShapes, ancestorMask, zerosLike, type ModelConfig, type Params } from './model';
 export { KvDecoder } from './decode';
@@ -43,6 +43,13 @@ export const EmbeddedOptions = z.strictObject({
   }).prefault({}),
   /** Kernels provider by name (default: core's `cpu`). */
   kernels: z.string().default('cpu'),
+  /**
+   * Compute each RL step's gradient in a worker thread (the same code on a copy of the weights,
+   * so the same floats), so that the run's proxy, rollouts and an in-process engine keep going
+   * while a step computes (default). Steps with a plugin's policy loss or other kernels than
+   * `cpu` are computed in the main thread either way.
+   */
+  trainerWorker: z.boolean().default(true),
   optimizer: AdamOptions.extend({
     /**
      * The value head's learning rate as a multiple of lr. Adam moves a weight by about lr per
@@ -85,7 +92,7 @@ export default definePlugin({
       return entry;
     };
     const trainerOf = (e: { policy: SharedPolicy; trainer?: EmbeddedTrainer; options: z.output<typeof EmbeddedOptions> }) =>
-      (e.trainer ??= new EmbeddedTrainer(e.policy, e.options.optimizer));
+      (e.trainer ??= new EmbeddedTrainer(e.policy, e.options.optimizer, { worker: e.options.trainerWorker }));
     const engine: EngineProvider = {
       name: 'embedded',
       async create(options, ctx) {

@@ -1,12 +1,23 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClawGymError, ErrorCodes, packTree, valueLoss, type AdamParams, type DatumTrainer, type PublishedWeights, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
-import { samplingLogprobs } from './engine';
-import { parameterShapes, zerosLike, type ForwardResult, type ModelConfig, type Params } from './model';
+import { ClawGymError, clippedTisLoss, ErrorCodes, packTree, type AdamParams, type DatumTrainer, type PublishedWeights, type RolloutTree, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainMetrics } from '@clawgym/core';
+import { GradientWorker } from './gradient-worker';
+import { samplingRows, tokenLogprobs, tokenSampling, treeGradients, type GradientJob } from './gradients';
+import { parameterShapes, zerosLike, type ModelConfig, type Params } from './model';
 import type { SharedPolicy } from './policy';
 import { EmbeddedDatumTrainer } from './datum-trainer';
 import { loadSafetensors, saveSafetensors } from './safetensors';
 import { publishPolicy } from './weights';
+
+/** Where the embedded trainer computes its RL steps. */
+export interface TrainerThreading {
+  /**
+   * Compute each RL step's forward and backward passes in a worker thread (the update is still
+   * applied here), so that this thread keeps serving rollouts while a step runs: what the
+   * asynchronous loop overlaps. Default off for a trainer made directly; the plugin turns it on.
+   */
+  worker?: boolean;
+}
 
 /** Optimiser settings of the embedded trainer. */
 export interface OptimizerConfig {
@@ -21,75 +32,6 @@ export interface OptimizerConfig {
   warmupSteps: number;
   /** The value head's lr as a multiple of lr (the plugin's `optimizer.valueLrScale` defaults to 30; unset here means 1). */
   valueLrScale?: number;
-}
-
-/** Per packed token, the temperature and top-p its call sampled with (see {@link samplingRows}). */
-interface TokenSampling { temperature: Float32Array; topP: Float32Array }
-
-/** The sampling settings of each packed token, from its generated node; undefined when all are plain softmax. */
-function tokenSampling(tree: RolloutTree, offsets: Int32Array, length: number): TokenSampling | undefined {
-  let out: TokenSampling | undefined;
-  for (const n of tree.nodes) {
-    const at = offsets[n.id]!;
-    if (n.kind !== 'generated' || at < 0 || !n.sampling) continue;
-    out ??= { temperature: new Float32Array(length).fill(1), topP: new Float32Array(length).fill(1) };
-    out.temperature.fill(n.sampling.temperature, at, at + n.tokens.length);
-    out.topP.fill(n.sampling.topP, at, at + n.tokens.length);
-  }
-  return out;
-}
-
-/**
- * Where a token was sampled with temperature or top-p, its logprob under that distribution —
- * the engine's own `samplingLogprobs` of its parent row, so the trainer's nucleus is the
- * sampler's — and that distribution (for the gradient: d log q(tok) / d logits = (onehot − q) / T,
- * the nucleus held fixed as the sampler's support). A token outside the recomputed nucleus
- * (weights changed since sampling, in later epochs) joins it, so its logprob stays finite.
- */
-function samplingRows(fwd: ForwardResult, tokens: Int32Array, parents: Int32Array, V: number, s: TokenSampling, lp: Float32Array): Map<number, { q: Float32Array; invT: number }> {
-  const rows = new Map<number, { q: Float32Array; invT: number }>();
-  for (let i = 0; i < tokens.length; i++) {
-    const p = parents[i]!;
-    const T = s.temperature[i]!;
-    const P = s.topP[i]!;
-    if (p < 0 || (T === 1 && P >= 1)) continue;
-    const row = fwd.logits.subarray(p * V, (p + 1) * V);
-    const out = samplingLogprobs(row, T, P);
-    const tok = tokens[i]!;
-    const t = Math.max(T, 1e-6);
-    if (out[tok] === -Infinity) {
-      // Renormalise the nucleus with the token in it: log Σ_{N ∪ tok} exp(z/T) from the kept logprobs.
-      let sum = 0;
-      let max = -Infinity;
-      for (let v = 0; v < V; v++) if (out[v] !== -Infinity) max = Math.max(max, row[v]! / t);
-      max = Math.max(max, row[tok]! / t);
-      for (let v = 0; v < V; v++) if (out[v] !== -Infinity || v === tok) sum += Math.exp(row[v]! / t - max);
-      const logZ = max + Math.log(sum);
-      for (let v = 0; v < V; v++) if (out[v] !== -Infinity || v === tok) out[v] = row[v]! / t - logZ;
-    }
-    lp[i] = out[tok]!;
-    rows.set(i, { q: Float32Array.from(out, (x) => Math.exp(x)), invT: 1 / t });
-  }
-  return rows;
-}
-
-/** Log-probabilities of `tokens[i]` predicted from its parent's position, for every i with a parent. */
-function tokenLogprobs(fwd: ForwardResult, tokens: Int32Array, parents: Int32Array, V: number, softmaxOut?: Float32Array): Float32Array {
-  const lp = new Float32Array(tokens.length);
-  const rowLse = new Float64Array(fwd.T);
-  for (let t = 0; t < fwd.T; t++) {
-    let max = -Infinity;
-    for (let v = 0; v < V; v++) max = Math.max(max, fwd.logits[t * V + v]!);
-    let sum = 0;
-    for (let v = 0; v < V; v++) sum += Math.exp(fwd.logits[t * V + v]! - max);
-    rowLse[t] = max + Math.log(sum);
-    if (softmaxOut) for (let v = 0; v < V; v++) softmaxOut[t * V + v] = Math.exp(fwd.logits[t * V + v]! - rowLse[t]!);
-  }
-  for (let i = 0; i < tokens.length; i++) {
-    const p = parents[i]!;
-    lp[i] = p < 0 ? 0 : fwd.logits[p * V + tokens[i]!]! - rowLse[p]!;
-  }
-  return lp;
 }
 
 /**
@@ -109,8 +51,11 @@ export class EmbeddedTrainer implements Trainer {
 
   /** Where {@link publishWeights} writes a folder per version (unset: nothing is published). */
   publishDir?: string;
+  /** Where RL steps' gradients are computed when {@link TrainerThreading.worker} is on. */
+  private readonly worker?: GradientWorker;
 
-  constructor(private readonly policy: SharedPolicy, private readonly opt: OptimizerConfig) {
+  constructor(private readonly policy: SharedPolicy, private readonly opt: OptimizerConfig, threading: TrainerThreading = {}) {
+    if (threading.worker) this.worker = new GradientWorker();
     this.m = zerosLike(policy.model.params);
     this.v = zerosLike(policy.model.params);
     this.datums = new EmbeddedDatumTrainer(policy, (grads, adam) => this.applyAdam(grads, adam));
@@ -160,15 +105,17 @@ export class EmbeddedTrainer implements Trainer {
     let first: TrainMetrics | undefined;
     let last!: TrainMetrics;
     for (let e = 0; e < epochs; e++) {
-      last = this.epoch(batch, logpOld);
+      last = await this.epoch(batch, logpOld);
       first ??= last;
     }
     // Mismatch is read at the first epoch (same weights as the engine's); clipping at the last.
     return { ...last, loss: first!.loss, mismatchAbsLogp: first!.mismatchAbsLogp, mismatchKl: first!.mismatchKl, ...(epochs > 1 ? { epochs } : {}) };
   }
 
-  private epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): TrainMetrics {
-    const { grads, metrics } = this.gradients(batch, logpOld);
+  private async epoch(batch: TrainerBatch, logpOld: Map<string, Float32Array>): Promise<TrainMetrics> {
+    const { grads, metrics } = await this.gradientsOffThread(batch, logpOld) ?? this.gradients(batch, logpOld);
+    // The update itself stays in this thread, between two callbacks: an engine sharing these
+    // weights samples from the old ones or the new ones, never from half of each.
     const gradNorm = this.update(grads);
     this.policy.version++;
     return { ...metrics, gradNorm, lr: this.lr() };
@@ -180,66 +127,25 @@ export class EmbeddedTrainer implements Trainer {
    * (`datums`) is checked against.
    */
   gradients(batch: TrainerBatch, logpOld: Map<string, Float32Array> = new Map()): { grads: Params; metrics: TrainMetrics } {
-    const model = this.policy.model;
-    const V = this.policy.config.vocabSize;
-    const grads = zerosLike(model.params);
-    const totalTokens = batch.trees.reduce((n, t) => n + [...(batch.advantages.advantages.get(t.rolloutId)?.values() ?? [])].reduce((s, a) => s + a.length, 0), 0);
-    const agg = { loss: 0, absLogp: 0, kl: 0, clip: 0, valueLoss: 0, tokens: 0 };
-    for (const tree of batch.trees) {
-      if (!batch.advantages.advantages.has(tree.rolloutId)) continue;
-      const { packed, fwd } = this.forwardTree(tree, batch);
-      const probs = new Float32Array(fwd.T * V);
-      const lpAll = tokenLogprobs(fwd, packed.tokens, packed.parents, V, probs);
-      // Tokens sampled with temperature or top-p are scored under that distribution (as the engine recorded them).
-      const sampling = tokenSampling(tree, packed.nodeOffsets, packed.tokens.length);
-      const tempered = sampling ? samplingRows(fwd, packed.tokens, packed.parents, V, sampling, lpAll) : undefined;
-      const idx: number[] = [];
-      for (let i = 0; i < packed.tokens.length; i++) if (packed.lossMask[i] && packed.parents[i]! >= 0) idx.push(i);
-      const n = idx.length;
-      if (n === 0) continue;
-      const logp = Float32Array.from(idx, (i) => lpAll[i]!);
-      if (!logpOld.has(tree.rolloutId)) logpOld.set(tree.rolloutId, logp);
-      // The loss the config selects (`policyLoss` slot): core's clipped-tis, or a plugin's.
-      const res = batch.policyLoss.compute({
-        logp, logpOld: logpOld.get(tree.rolloutId)!, logpRollout: Float32Array.from(idx, (i) => packed.rolloutLogprobs[i]!),
-        advantages: Float32Array.from(idx, (i) => packed.advantages[i]!),
-        clipLow: batch.loss.clipLow, clipHigh: batch.loss.clipHigh, tisCap: batch.loss.tisCap,
-      });
-      const share = n / totalTokens; // token-mean over the whole batch
-      const dlogits = new Float32Array(fwd.T * V);
-      idx.forEach((i, j) => {
-        const p = packed.parents[i]!;
-        const gl = res.grad[j]! * share;
-        if (gl === 0) return;
-        const t = tempered?.get(i);
-        if (t) {
-          // d log q(tok | row p) / d logits[p] = (onehot(tok) − q) / T
-          const g = gl * t.invT;
-          for (let v = 0; v < V; v++) dlogits[p * V + v] = dlogits[p * V + v]! - g * t.q[v]!;
-          dlogits[p * V + packed.tokens[i]!] = dlogits[p * V + packed.tokens[i]!]! + g;
-          return;
-        }
-        // d logp(tok | row p) / d logits[p] = onehot(tok) − softmax(logits[p])
-        for (let v = 0; v < V; v++) dlogits[p * V + v] = dlogits[p * V + v]! - gl * probs[p * V + v]!;
-        dlogits[p * V + packed.tokens[i]!] = dlogits[p * V + packed.tokens[i]!]! + gl;
-      });
-      let dvalues: Float32Array | undefined;
-      if (packed.valueTargets && fwd.values) {
-        const vals = Float32Array.from(idx, (i) => fwd.values![packed.parents[i]!]!);
-        const vl = valueLoss(vals, Float32Array.from(idx, (i) => packed.valueTargets![i]!));
-        dvalues = new Float32Array(fwd.T);
-        const coef = (batch.loss.valueCoef ?? 0.5) * share;
-        idx.forEach((i, j) => { dvalues![packed.parents[i]!] = dvalues![packed.parents[i]!]! + coef * vl.grad[j]!; });
-        agg.valueLoss += vl.loss * share;
-      }
-      model.backward(fwd, dlogits, grads, dvalues);
-      agg.loss += res.loss * share;
-      agg.absLogp += res.metrics.mismatchAbsLogp * share;
-      agg.kl += res.metrics.mismatchKl * share;
-      agg.clip += res.metrics.clipFraction * share;
-      agg.tokens += n;
-    }
-    return { grads, metrics: { loss: agg.loss, mismatchAbsLogp: agg.absLogp, mismatchKl: agg.kl, clipFraction: agg.clip, tokens: agg.tokens, valueLoss: agg.valueLoss } };
+    return treeGradients(this.policy.model, gradientJob(batch), logpOld, batch.policyLoss);
+  }
+
+  /**
+   * {@link gradients} computed by the worker thread on a copy of the current weights (the same
+   * function, so the same floats), while this thread goes on serving; undefined where the worker
+   * is off or cannot compute this batch: its loss is not core's `clipped-tis` (a plugin's loss
+   * lives in this thread) or the policy's kernels are not core's `cpu` (the worker has those).
+   */
+  private async gradientsOffThread(batch: TrainerBatch, logpOld: Map<string, Float32Array>): Promise<{ grads: Params; metrics: TrainMetrics } | undefined> {
+    if (!this.worker || batch.policyLoss !== clippedTisLoss || this.policy.model.kernels.name !== 'cpu') return undefined;
+    const r = await this.worker.gradients(this.policy.config, this.policy.model.params, gradientJob(batch), logpOld);
+    for (const [id, lp] of r.logpOld) if (!logpOld.has(id)) logpOld.set(id, lp);
+    return r;
+  }
+
+  /** Stop the worker thread, if one was started (it never keeps the process alive). */
+  async close(): Promise<void> {
+    await this.worker?.close();
   }
 
   /** Cross-entropy on the generated tokens of trees (supervised cold start); returns the mean loss. */
@@ -351,6 +257,21 @@ export class EmbeddedTrainer implements Trainer {
     this.t = opt ? meta.step : 0;
     this.policy.version = opt ? meta.policyVersion : 0;
   }
+}
+
+/** The plain-data job of an RL batch: its trained trees packed, with their sampling settings. */
+function gradientJob(batch: TrainerBatch): GradientJob {
+  const trained = batch.trees.filter((t) => batch.advantages.advantages.has(t.rolloutId));
+  let totalTokens = 0;
+  for (const t of trained) for (const a of batch.advantages.advantages.get(t.rolloutId)!.values()) totalTokens += a.length;
+  return {
+    totalTokens, loss: batch.loss,
+    trees: trained.map((tree) => {
+      const packed = packTree(tree, batch.advantages);
+      const sampling = tokenSampling(tree, packed.nodeOffsets, packed.tokens.length);
+      return { packed, ...(sampling ? { sampling } : {}) };
+    }),
+  };
 }
 
 function prefix(params: Params, p: string): Params {
