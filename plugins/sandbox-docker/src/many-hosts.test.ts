@@ -9,10 +9,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Harness, SandboxSpec, Task } from '@clawgym/core';
+import { fsWorkspace, oracleOf, type Harness, type SandboxSpec, type Task } from '@clawgym/core';
+import { loadHarbor } from '@clawgym/task-formats';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { RolloutRunner, type RolloutReport } from '../../../core/src/rollout/runner';
 import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
+import { makeHarborTask } from './harbor-fixture';
+import { taskImageTag } from './task-image';
 import { DockerSandboxProvider } from './provider';
 
 jest.setTimeout(180_000);
@@ -154,6 +157,43 @@ describeIf(dockerdMissing() ?? netnsMissing(), 'two Docker hosts in their own ne
       expect(readFileSync(join(walled.workspaceHostPath, 'w.txt'), 'utf8')).toBe('before the kill\n');
     } finally {
       await walled.destroy();
+    }
+  });
+
+  it("a Harbor task's own image is built on the remote host it lands on, and its oracle passes only there", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'cgh-harbor-'));
+    try {
+      const [harbor] = await loadHarbor(makeHarborTask(scratch, 'seeded', image));
+      const [plain] = await loadHarbor(join(scratch, 'seeded'), { environment: 'copy' });
+      const rollout = async (t: Task, rolloutId: string) => {
+        const sb = await provider.create({ runId, rolloutId, limits: { wallMs: 60_000, ...t.limits }, environment: t.environment, logDir: join(scratch, 'run'), modelEndpoint: { socketPath, url: proxy.url } });
+        try {
+          const ws = fsWorkspace(sb.workspaceHostPath);
+          await t.setup(ws);
+          const command = String((await oracleOf(t))![0]!.toolCalls[0]!.arguments.command);
+          const played = await sb.exec(['/bin/sh', '-c', command], { timeoutMs: 30_000 });
+          await sb.sync!();
+          const host = (sb as unknown as { placement: { host: { url: string; docker: { listImages(o: unknown): Promise<Array<{ RepoTags?: string[] }>> } } } }).placement.host;
+          const images = (await host.docker.listImages({ filters: { reference: ['clawgym-task'] } })).flatMap((i) => i.RepoTags ?? []);
+          return { played, verdict: await t.verify(ws, { sandbox: sb }), workspace: sb.workspacePath, out: readFileSync(join(sb.workspaceHostPath, 'out.txt'), 'utf8'), host: host.url, images };
+        } finally {
+          await sb.destroy();
+        }
+      };
+      const good = await rollout(harbor!, 'harbor-own');
+      // Nothing of ours is bound there: the image was built through that host's API, and the
+      // workspace (the image's WORKDIR) came back through the archive API before the verifier.
+      expect(engines.map((e) => e.tcpHost)).toContain(good.host);
+      expect(good.images).toEqual([taskImageTag(harbor!.environment!)]);
+      expect(good.workspace).toBe('/app');
+      expect(good.played).toMatchObject({ exitCode: 0 });
+      expect(good.out).toBe('42\nhello\nfrom-the-dockerfile\n');
+      expect(good.verdict).toMatchObject({ reward: 1, pass: true });
+      // The same oracle in the plain image (environment copied, no Dockerfile run) fails.
+      const bad = await rollout(plain!, 'harbor-plain').catch((e: Error) => ({ played: { exitCode: -1, stderr: e.message } }));
+      expect(bad.played.exitCode).not.toBe(0);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
     }
   });
 

@@ -212,8 +212,10 @@ class DockerSandbox implements Sandbox {
   private pushOnce(): Promise<void> {
     this.owned = true;
     this.pushed ??= this.engine(async () => {
-      await pushDir(this.container, this.workspaceHostPath, this.workspacePath, this.user);
-      await pushDir(this.container, this.homeHostPath, HOME, this.user);
+      // A task image's root is writable: its WORKDIR (maybe made by root) is given to the agent, as a bind-mounted one is.
+      const ownTarget = this.spec.environment !== undefined;
+      await pushDir(this.container, this.workspaceHostPath, this.workspacePath, this.user, { ownTarget });
+      await pushDir(this.container, this.homeHostPath, HOME, this.user, { ownTarget });
     });
     return this.pushed;
   }

@@ -7,7 +7,7 @@
  * `Sandbox.sync()`), which works on a stopped container too (after a wall-clock kill).
  */
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { ClawGymError, collectOutput, ErrorCodes } from '@clawgym/core';
 import type Docker from 'dockerode';
 
@@ -22,11 +22,20 @@ export async function hostTar(args: string[], input?: Buffer): Promise<Buffer> {
  * Put the contents of host folder `dir` into `target` in the container, every entry owned by
  * `uid:gid` (the engine unpacks as root, so ownership comes from the archive: the agent's user
  * owns what the setup wrote, with no chown inside). `target` must be a volume when the
- * container's root is read-only.
+ * container's root is read-only. The engine leaves an existing folder's own owner as it is
+ * when unpacking into it: with `ownTarget`, `target` itself is written as an entry of its
+ * parent, so the agent owns it too (a task image's WORKDIR made by root: the agent could not
+ * create a file in its own workspace). That needs a writable parent: a task image's root.
  */
-export async function pushDir(container: Docker.Container, dir: string, target: string, owner: { uid: number; gid: number }): Promise<void> {
-  const tar = await hostTar(['-C', dir, `--owner=${owner.uid}`, `--group=${owner.gid}`, '--numeric-owner', '-c', '.']);
-  await container.putArchive(tar, { path: target });
+export async function pushDir(container: Docker.Container, dir: string, target: string, owner: { uid: number; gid: number }, o: { ownTarget?: boolean } = {}): Promise<void> {
+  const ids = [`--owner=${owner.uid}`, `--group=${owner.gid}`, '--numeric-owner'];
+  if (!o.ownTarget || target === '/') {
+    await container.putArchive(await hostTar(['-C', dir, ...ids, '-c', '.']), { path: target });
+    return;
+  }
+  const name = posix.basename(target);
+  const tar = await hostTar(['-C', dir, ...ids, `--transform=s,^\\.,${name},`, '-c', '.']);
+  await container.putArchive(tar, { path: posix.dirname(target) });
 }
 
 /** Replace the contents of host folder `dir` with those of `source` in the container. */
