@@ -160,6 +160,39 @@ describeIf(dockerdMissing() ?? netnsMissing(), 'two Docker hosts in their own ne
     }
   });
 
+  it('read-only paths on a remote host: one volume per run and folder, filled once, shared read-only by its sandboxes, removed at close', async () => {
+    // Not under /tmp: that is a tmpfs in the container, and the engine cannot make a mount point
+    // inside it on a read-only root (a harness's folder is never there either).
+    mkdirSync(join(__dirname, '..', '..', '..', '.cache'), { recursive: true });
+    const ro = mkdtempSync(join(__dirname, '..', '..', '..', '.cache', 'cgh-ro-'));
+    mkdirSync(join(ro, 'cli', 'lib'), { recursive: true });
+    writeFileSync(join(ro, 'cli', 'lib', 'main.js'), 'console.log("the harness")');
+    writeFileSync(join(ro, 'script.sh'), 'echo from a plugin\n');
+    writeFileSync(join(ro, 'not-asked.txt'), 'private');
+    const one = new DockerSandboxProvider({ hosts: [{ url: engines[1]!.tcpHost!, maxSandboxes: 3 }], image, warmPool: 0 });
+    const roRun = `${runId}-ro`;
+    const volumesOf = async () => (await one.docker.listVolumes({ filters: { label: [`clawgym.run=${roRun}`] } })).Volumes ?? [];
+    try {
+      const spec = (rolloutId: string): SandboxSpec => ({ runId: roRun, rolloutId, limits: { pids: 64 }, readOnlyPaths: [join(ro, 'cli'), join(ro, 'script.sh')], modelEndpoint: { socketPath, url: proxy.url } });
+      const boxes = await Promise.all(['ro-a', 'ro-b', 'ro-c'].map((id) => one.create(spec(id))));
+      try {
+        for (const sb of boxes) {
+          const r = await sb.exec(['sh', '-c', `cat ${join(ro, 'cli', 'lib', 'main.js')}; echo; cat ${join(ro, 'script.sh')}; ls ${ro}; touch ${join(ro, 'cli', 'x')} 2>&1 || echo refused`]);
+          // The CLI's files and the script are there, nothing else of the folder, and none is writable.
+          expect(r.stdout).toBe(`console.log("the harness")\necho from a plugin\ncli\nscript.sh\ntouch: ${join(ro, 'cli', 'x')}: Read-only file system\nrefused\n`);
+        }
+        // Two folders (the CLI, the script's folder holding only the script), made once for the three sandboxes.
+        expect((await volumesOf()).length).toBe(2);
+      } finally {
+        await Promise.all(boxes.map((sb) => sb.destroy()));
+      }
+    } finally {
+      await one.close();
+      rmSync(ro, { recursive: true, force: true });
+    }
+    expect(await volumesOf()).toEqual([]);
+  });
+
   it("a Harbor task's own image is built on the remote host it lands on, and its oracle passes only there", async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'cgh-harbor-'));
     try {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { chmod, copyFile, cp, lchown, lstat, mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -459,22 +459,47 @@ async function removeContainer(container: Docker.Container): Promise<void> {
 }
 
 /**
- * For a host that cannot see our filesystem: a volume for the workspace, HOME and each
- * read-only path (a file's volume is its folder, holding the listed files only), and what to
- * put in those through the archive API before the container starts.
+ * Remove a volume; one already gone is fine. A container that held it can still be "removing"
+ * for a moment after its removal returned (409 "volume is in use"): tried again for up to 5 s.
  */
-async function remoteMounts(workdir: string, readOnly: readonly string[]): Promise<{ mounts: Docker.MountSettings[]; fill: Array<{ host: string; target: string; entries?: string[] }> }> {
-  const dirs = new Map<string, string[] | undefined>();
+async function removeVolume(docker: Docker, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await docker.getVolume(name).remove();
+      return;
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      if (statusOf(err) !== 409 || attempt >= 50) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+/**
+ * The read-only paths a sandbox asked for, as folders to mount: a folder asked for whole, or a
+ * file's folder holding the listed files only (`entries`), with the mount points of folders
+ * below it (`mountPoints`, empty folders: a read-only volume cannot have them made later).
+ */
+async function readOnlyFolders(readOnly: readonly string[]): Promise<Map<string, { entries?: string[]; mountPoints: string[] }>> {
+  const dirs = new Map<string, { entries?: string[]; mountPoints: string[] }>();
   for (const p of readOnly) {
     const st = await stat(p).catch(() => undefined);
     if (!st) continue; // as with binds: a path that does not exist is skipped
-    if (st.isDirectory()) { dirs.set(p, undefined); continue; }
+    if (st.isDirectory()) { dirs.set(p, { mountPoints: [] }); continue; }
     const parent = dirname(p);
-    if (dirs.has(parent) && dirs.get(parent) === undefined) continue;
-    dirs.set(parent, [...(dirs.get(parent) ?? []), basename(p)]);
+    const d = dirs.get(parent);
+    if (d && !d.entries) continue;
+    dirs.set(parent, { entries: [...(d?.entries ?? []), basename(p)], mountPoints: [] });
   }
-  const volumes = [workdir, HOME, ...dirs.keys()].map((Target) => ({ Type: 'volume' as const, Source: '', Target }));
-  return { mounts: volumes, fill: [...dirs].map(([dir, entries]) => ({ host: dir, target: dir, entries })) };
+  for (const [dir, d] of dirs) {
+    if (!d.entries) continue;
+    for (const inner of dirs.keys()) {
+      if (!inner.startsWith(`${dir}/`)) continue;
+      const parts = inner.slice(dir.length + 1).split('/');
+      for (let i = 1; i <= parts.length; i++) d.mountPoints.push(parts.slice(0, i).join('/'));
+    }
+  }
+  return dirs;
 }
 
 function containerName(spec: SandboxSpec): string {
@@ -629,10 +654,52 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.pools.clear();
     await Promise.all(pools.map((p) => p.close()));
     await this.settled();
+    // The run's read-only volumes, now that no container of ours holds them.
+    const volumes = [...this.roVolumes.values()];
+    this.roVolumes.clear();
+    await Promise.all(volumes.map(async (v) => { await v.ready.catch(() => undefined); await removeVolume(v.host.docker, v.name); }));
     this.hosts.close();
   }
 
   /** Create and start one container for sandboxes like `spec` (not yet handed out). */
+  /** Read-only volumes of a run on a remote host, by folder: made and filled once, shared by its sandboxes. */
+  private readonly roVolumes = new Map<string, { host: DockerHost; name: string; ready: Promise<void> }>();
+
+  /**
+   * The read-only folders as volumes on `host`, each made once per run and folder (a harness's
+   * CLI is hundreds of MB: copying it into every container made each sandbox cost seconds), filled
+   * through a container that only holds it, removed by {@link close} or a later sweep.
+   */
+  private async readOnlyVolumes(host: DockerHost, runId: string, owner: ReturnType<typeof ownerStamp>, dirs: Map<string, { entries?: string[]; mountPoints: string[] }>): Promise<Docker.MountSettings[]> {
+    const mounts: Docker.MountSettings[] = [];
+    for (const [dir, { entries, mountPoints }] of dirs) {
+      const key = JSON.stringify([host.url, runId, dir, entries ?? null, mountPoints]);
+      let v = this.roVolumes.get(key);
+      if (!v) {
+        const name = `clawgym-ro-${runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+        const ready = (async () => {
+          await host.docker.createVolume({ Name: name, Labels: { [LABEL_RUN]: runId, [LABEL_OWNER]: JSON.stringify(owner) } });
+          const filler = await host.docker.createContainer({
+            Image: this.image, Cmd: ['true'], Labels: { [LABEL_RUN]: runId, [LABEL_OWNER]: JSON.stringify(owner) },
+            HostConfig: { NetworkMode: 'none', Mounts: [{ Type: 'volume', Source: name, Target: dir }] },
+          });
+          try {
+            await pushPaths(filler, [{ host: dir, target: dir, entries, mountPoints }]);
+          } finally {
+            await filler.remove({ force: true }).catch(() => undefined);
+          }
+        })();
+        v = { host, name, ready };
+        this.roVolumes.set(key, v);
+        // A failed fill is tried again by the next sandbox, not remembered.
+        ready.catch(() => { if (this.roVolumes.get(key) === v) this.roVolumes.delete(key); });
+      }
+      await v.ready;
+      mounts.push({ Type: 'volume', Source: v.name, Target: dir, ReadOnly: true });
+    }
+    return mounts;
+  }
+
   private async start(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
     const files = host.local ? netnsRunFiles() : [];
     const workdir = taskImage?.workdir ?? WORKSPACE;
@@ -648,7 +715,15 @@ export class DockerSandboxProvider implements SandboxProvider {
       await mkdir(opt);
       for (const f of files) await copyFile(f, join(opt, basename(f)));
       const readOnly = [...new Set(spec.readOnlyPaths ?? [])];
-      const remote = host.local ? undefined : await remoteMounts(workdir, readOnly);
+      // A remote host sees none of our folders: the workspace and HOME are volumes of this
+      // container, filled through the archive API; the read-only paths (a harness's CLI, a
+      // plugin's script) are volumes of the run on that host, filled once, mounted read-only.
+      const remote = host.local ? undefined : {
+        mounts: [
+          ...[workdir, HOME].map((Target) => ({ Type: 'volume' as const, Source: '', Target })),
+          ...await this.readOnlyVolumes(host, spec.runId, owner, await readOnlyFolders(readOnly)),
+        ],
+      };
       // The image's WORKDIR as the task built it, in the workspace that is bound over it.
       if (taskImage?.files.length) await hostTar(['-x', '-C', workspace, '--strip-components=1', '--no-same-owner'], taskImage.files);
       await chownTree(workspace, this.user.uid, this.user.gid);
@@ -700,7 +775,6 @@ export class DockerSandboxProvider implements SandboxProvider {
       }
       let tunnel: ModelTunnel | undefined;
       try {
-        if (remote) await pushPaths(container, remote.fill);
         await container.start();
         // The model endpoint of a remote container: its forwarder carried over an exec stream.
         if (remote) tunnel = await ModelTunnel.open(host.docker, container, { proxySocket: socketPath, port: SANDBOX_PROXY_PORT, user: `${this.user.uid}:${this.user.gid}` });
@@ -753,6 +827,13 @@ export class DockerSandboxProvider implements SandboxProvider {
         await removeTree(root);
         removed.push(`dir ${root}`);
       }
+    }
+    // A dead run's read-only volumes (its containers are gone by now).
+    const { Volumes: volumes } = await host.docker.listVolumes({ filters: { label: [runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`] } });
+    for (const v of volumes ?? []) {
+      if (ownerAlive(parseOwner(v.Labels?.[LABEL_OWNER]) ?? {})) continue;
+      await removeVolume(host.docker, v.Name);
+      removed.push(`volume ${v.Name}`);
     }
   }
 }

@@ -48,10 +48,15 @@ export async function pullDir(container: Docker.Container, source: string, dir: 
   await hostTar(['-x', '-C', dir, '--no-same-owner'], Buffer.concat(chunks));
 }
 
-/** A host path for the container to see at the same path: a volume filled through the archive API (read-only binds need our filesystem). */
-export async function pushPaths(container: Docker.Container, paths: ReadonlyArray<{ host: string; target: string; entries?: string[] }>): Promise<void> {
+/**
+ * Host paths for the container to see at the same paths: volumes filled through the archive API
+ * (read-only binds need our filesystem). `entries`: only these names of the folder; `mountPoints`:
+ * folders put in empty (where other volumes are mounted).
+ */
+export async function pushPaths(container: Docker.Container, paths: ReadonlyArray<{ host: string; target: string; entries?: string[]; mountPoints?: string[] }>): Promise<void> {
   for (const p of paths) {
-    const tar = await hostTar(['-C', p.host, '--owner=0', '--group=0', '--numeric-owner', '-c', ...(p.entries ?? ['.'])]);
+    const names = [...(p.entries ?? ['.']), ...(p.mountPoints?.length ? ['--no-recursion', ...p.mountPoints] : [])];
+    const tar = await hostTar(['-C', p.host, '--owner=0', '--group=0', '--numeric-owner', '-c', ...names]);
     await container.putArchive(tar, { path: p.target });
   }
 }
