@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -77,13 +77,28 @@ const req = require('http').request({ socketPath: process.env.SOCK, path: proces
 req.on('error', (e) => { console.error(e); process.exit(1); });
 req.end(body);`;
 
+/** STREAMS connections to 127.0.0.1:4141 at once, BYTES each (patterned), half-closed; each must echo back the same. */
+const NODE_ECHO = `
+const net = require('net');
+const n = Number(process.env.STREAMS), size = Number(process.env.BYTES);
+const results = [];
+for (let i = 0; i < n; i++) results.push(new Promise((done) => {
+  const out = Buffer.alloc(size); for (let j = 0; j < size; j++) out[j] = (j * 7 + i) & 255;
+  const got = [];
+  const s = net.connect(4141, '127.0.0.1', () => s.end(out));
+  s.on('data', (d) => got.push(d));
+  s.on('error', (e) => done('stream ' + i + ' ' + e.code));
+  s.on('end', () => done('stream ' + i + (Buffer.concat(got).equals(out) ? ' ok' : ' differs (' + Buffer.concat(got).length + ' bytes)')));
+}));
+Promise.all(results).then((r) => console.log(r.join('\\n')));`;
+
 const RUNNER = `
 const fs = require('fs');
 const path = require('path');
-const [dist, root, mode, socketPath] = process.argv.slice(2);
+const [dist, root, mode, socketPath, holder] = process.argv.slice(2);
 const { localSandboxProvider } = require(dist);
 (async () => {
-  const p = localSandboxProvider({ root, forceFallback: mode === 'fallback', allowUnisolated: true, log: () => {} });
+  const p = localSandboxProvider({ root, forceFallback: mode === 'fallback', holder: holder === 'true', allowUnisolated: true, log: () => {} });
   const sb = await p.create({ runId: 'killed', rolloutId: 'r1', limits: {}, modelEndpoint: { socketPath, url: 'http://unused' } });
   void sb.exec(['sh', '-c', 'echo up > started; exec sleep 1000']);
   while (!fs.existsSync(path.join(sb.workspaceHostPath, 'started'))) await new Promise((r) => setTimeout(r, 20));
@@ -96,7 +111,8 @@ function externalIPv4(): string | undefined {
   return undefined;
 }
 
-function suite(mode: 'bubblewrap' | 'fallback') {
+/** The suite for one mode; `holder: false` makes bubblewrap start once per command (the holder is the default). */
+function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
   const fallback = mode === 'fallback';
   const netMissing = fallback ? netnsAvailable().reason : undefined;
   let root: string;
@@ -118,7 +134,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), `clawgym-local-${mode}-`));
     logged = [];
-    provider = localSandboxProvider({ root, forceFallback: fallback, allowUnisolated: true, log: (m) => logged.push(m) });
+    provider = localSandboxProvider({ root, forceFallback: fallback, holder, allowUnisolated: true, log: (m) => logged.push(m) });
     proxy = await startScriptedProxy(() => ({ text: REPLY }));
     socketPath = join(mkdtempSync(join(tmpdir(), 'clawgym-sock-')), 'proxy.sock');
     await proxy.proxy.listenUnix(socketPath);
@@ -126,12 +142,15 @@ function suite(mode: 'bubblewrap' | 'fallback') {
 
   afterAll(async () => {
     await Promise.all(sandboxes.map((s) => s.destroy()));
+    await provider.close();
     await proxy.close();
     for (const d of [root, proxy.dir, dirname(socketPath)]) await rm(d, { recursive: true, force: true });
   });
 
   it(`runs in ${mode} mode and says so`, async () => {
     expect(await provider.mode()).toBe(mode);
+    const held = !fallback && holder && process.getuid?.() === 0;
+    expect(await provider.usesHolder()).toBe(held);
     const line = await provider.describeIsolation();
     expect(line).not.toContain('\n');
     if (fallback) {
@@ -141,6 +160,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(logged.join('\n')).toContain('apt-get install bubblewrap');
     } else {
       expect(line).toMatch(/^bubblewrap/);
+      expect(line).toContain(held ? 'one holder process per sandbox' : 'one bubblewrap per command');
       await create();
       expect(logged.join('\n')).not.toMatch(/WITHOUT FILESYSTEM ISOLATION/);
     }
@@ -205,6 +225,26 @@ function suite(mode: 'bubblewrap' | 'fallback') {
     });
   }
 
+  if (!fallback) {
+    it('each command runs in namespaces of its own, with no capabilities and no way to gain any', async () => {
+      const kinds = ['user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup'];
+      const sb = await create();
+      const script = `for k in ${kinds.join(' ')}; do echo "$k $(readlink /proc/self/ns/$k)"; done; grep -E '^(Cap|NoNewPrivs)' /proc/self/status`;
+      const r = await sb.exec(['sh', '-c', script]);
+      expect(r.stderr).toBe('');
+      for (const k of kinds) {
+        const inside = new RegExp(`^${k} (.+)$`, 'm').exec(r.stdout)?.[1];
+        expect([k, inside]).toEqual([k, expect.stringMatching(/^\w+:\[\d+\]$/)]);
+        expect([k, inside]).not.toEqual([k, readlinkSync(`/proc/self/ns/${k}`)]);
+      }
+      for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) expect(r.stdout).toMatch(new RegExp(`^${cap}:\\s+0+$`, 'm'));
+      expect(r.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
+      // Another sandbox's commands are in other namespaces.
+      const other = await (await create()).exec(['readlink', '/proc/self/ns/net']);
+      expect(other.stdout.trim()).not.toBe(/^net (.+)$/m.exec(r.stdout)?.[1]);
+    });
+  }
+
   describe('network', () => {
     let server: Server;
     let port: number;
@@ -237,6 +277,22 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(proxy.records.some((rec) => rec.rolloutId === rolloutId)).toBe(true);
     });
 
+    itIf(netMissing, 'the model port carries concurrent, large, half-closed streams intact', async () => {
+      // An echo service stands in for the proxy: what goes in through 127.0.0.1:4141 must come back.
+      const echoSocket = join(mkdtempSync(join(tmpdir(), 'clawgym-echo-')), 'echo.sock');
+      const echo = createServer({ allowHalfOpen: true }, (c) => { c.on('error', () => undefined); c.pipe(c); });
+      await new Promise<void>((r) => echo.listen(echoSocket, () => r()));
+      try {
+        const sb = await create({ modelEndpoint: { socketPath: echoSocket, url: '' } });
+        const r = await sb.exec(['node', '-e', NODE_ECHO], { env: { STREAMS: '6', BYTES: String(3 * 1024 * 1024) } });
+        expect(r.stderr).toBe('');
+        expect(r.stdout.trim().split('\n')).toEqual(Array.from({ length: 6 }, (_, i) => `stream ${i} ok`));
+      } finally {
+        await new Promise<void>((r) => echo.close(() => r()));
+        await rm(dirname(echoSocket), { recursive: true, force: true });
+      }
+    }, 20_000);
+
     itIf(netMissing, 'modelForwarder: false starts no forwarder; the model is reached through modelSocketPath alone', async () => {
       const rolloutId = `sock${++n}`;
       const session = proxy.proxy.openSession(rolloutId);
@@ -247,9 +303,10 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(r.stderr).toBe('');
       expect(r.stdout.trim()).toBe(REPLY);
       expect(proxy.records.some((rec) => rec.rolloutId === rolloutId)).toBe(true);
-      // No forwarder: the TCP endpoint does not answer in this process's namespace.
+      // No forwarder: the TCP endpoint does not answer in this process's namespace. With a
+      // holder the forwarder is the holder's, for the sandbox's whole life: then it does.
       const tcp = await sb.exec(['node', '-e', NODE_CONNECT, '127.0.0.1'], { env: { PORT: '4141' }, modelForwarder: false });
-      expect(tcp.stdout).toContain('failed 127.0.0.1');
+      expect(tcp.stdout).toContain(await provider.usesHolder() ? 'connected 127.0.0.1' : 'failed 127.0.0.1');
     });
   });
 
@@ -361,6 +418,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       await sb.destroy();
       expect((await bg).exitCode).not.toBe(0);
       expect(await waitFor(() => markedPids(dir).length === 0)).toBe(true);
+      await provider.settled(); // a holder's sandbox is removed off the rollout's path
       expect(existsSync(dir)).toBe(false);
       for (const cg of cgroups) expect(existsSync(cg)).toBe(false);
       await expect(sb.exec(['true'])).rejects.toThrow(/destroyed/);
@@ -377,7 +435,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       if (!existsSync(DIST_LOCAL)) throw new Error(`${DIST_LOCAL} is missing: run npm run build`);
       const script = join(root, 'runner.js');
       await writeFile(script, RUNNER);
-      const child = spawn(process.execPath, [script, DIST_LOCAL, root, mode, socketPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [script, DIST_LOCAL, root, mode, socketPath, String(holder)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stderr.on('data', (d) => { err += d; });
@@ -410,6 +468,8 @@ function suite(mode: 'bubblewrap' | 'fallback') {
 const bwrapMissing = bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)';
 
 describeIf(bwrapMissing, 'local sandbox: bubblewrap', () => suite('bubblewrap'));
+
+describeIf(bwrapMissing, 'local sandbox: bubblewrap, one per command (holder: false)', () => suite('bubblewrap', false));
 
 describe('local sandbox: fallback (plain processes)', () => suite('fallback'));
 
