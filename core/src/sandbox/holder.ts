@@ -31,8 +31,8 @@ import { startChannel, type Channel } from './spawner';
 
 /**
  * The holder. Arguments: port, proxy socket (inside), prctl's syscall number, the exec marker's
- * name. Requests (one line, fields hex): `R <id> <cwd> <stdin> <argc> <argv…> <envc> <env…>`,
- * `K <id>` (SIGKILL its group). Replies: `P <id> <pid>`, `O|E <id> <hex>` (stdout, stderr),
+ * name. It waits for a line `go`, then says `ready`. Requests (one line, fields hex):
+ * `R <id> <cwd> <stdin> <argc> <argv…> <envc> <env…>`, `K <id>` (SIGKILL its group). Replies: `P <id> <pid>`, `O|E <id> <hex>` (stdout, stderr),
  * `Q <id>` (it exited), `X <id> <code|-> <signal|->` (its pipes are closed: done).
  */
 const HOLD_PL = String.raw`
@@ -44,7 +44,8 @@ socket(S, 2, 1, 0) or die "clawgym holder: socket: $!\n";
 setsockopt(S, 1, 2, pack('i', 1));
 bind(S, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) or die "clawgym holder: bind: $!\n";
 listen(S, 511) or die "clawgym holder: listen: $!\n";
-my (%cmd, %own, $in);
+my (%cmd, %own);
+my $in = '';
 sub put { my $l = shift; my $o = 0; while ($o < length $l) { my $w = syswrite(STDOUT, $l, length($l) - $o, $o); exit 0 unless defined $w; $o += $w } }
 sub pump { my ($from, $to) = @_; my $b;
   while (1) { my $n = sysread($from, $b, 65536); last if !$n; my $o = 0;
@@ -92,6 +93,7 @@ sub strays { my $id = shift;
     if (!$alone) { open(my $e, '<', "/proc/$p/environ") or next; local $/; my $env = <$e> // '';
       next unless index("\0$env", "\0$mark=$id\0") >= 0 }
     kill 'KILL', $p } }
+until ($in =~ s/^go\n//) { sysread(STDIN, my $b, 1 << 20) or exit 0; $in .= $b }
 $| = 1; print "ready\n";
 while (1) {
   my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno(S), 1) = 1;
@@ -102,9 +104,9 @@ while (1) {
     if (!defined $id) { delete $own{$p}; next }
     @{$cmd{$id}}{'st', 'at'} = ($?, time); kill 'KILL', -$p; put("Q $id\n"); strays($id) }
   if ($n > 0) {
-    if (vec($rout, 0, 1)) { my $r = sysread(STDIN, my $b, 1 << 20); exit 0 unless $r; $in .= $b;
-      while ($in =~ s/^([^\n]*)\n//) { my @f = split / /, $1; my $op = shift @f;
-        if ($op eq 'R') { run(@f) } elsif ($op eq 'K' && $cmd{$f[0]}) { kill 'KILL', -$cmd{$f[0]}{pid}, $cmd{$f[0]}{pid} } } }
+    if (vec($rout, 0, 1)) { my $r = sysread(STDIN, my $b, 1 << 20); exit 0 unless $r; $in .= $b }
+    while ($in =~ s/^([^\n]*)\n//) { my @f = split / /, $1; my $op = shift @f;
+      if ($op eq 'R') { run(@f) } elsif ($op eq 'K' && $cmd{$f[0]}) { kill 'KILL', -$cmd{$f[0]}{pid}, $cmd{$f[0]}{pid} } }
     forward() if vec($rout, fileno(S), 1);
     for my $id (keys %cmd) { for my $k ('out', 'err') { my $h = $cmd{$id}{$k};
       next unless defined $h && vec($rout, fileno($h), 1);
@@ -164,7 +166,9 @@ export class Holder {
     const cmd = [...spec.bwrap, '--as-pid-1', '--', PERL, '-e', HOLD_PL, String(spec.port), spec.socketInside, String(PRCTL_SYSCALL), EXEC_MARKER_ENV];
     // Started by the spawner helper, its stdin and stdout handed over: the command channel.
     this.channel = startChannel({ cmd: joinCgroups(spec.cgroups, cmd), env: spec.env });
-    this.channel.stdin.then((s) => s?.on('error', () => undefined), () => undefined);
+    // The holder says nothing until it reads "go": what it wrote before its stdout was handed
+    // over from the spawner helper would be read, and lost, there.
+    void Promise.all([this.channel.stdin, this.channel.stdout]).then(([i, o]) => { i?.on('error', () => undefined); if (o) i?.write('go\n'); });
     let setReady!: (up: boolean) => void;
     const up = new Promise<boolean>((r) => { setReady = r; });
     this.closed = this.channel.done.then((f) => {

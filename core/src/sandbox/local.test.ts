@@ -6,6 +6,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Sandbox, SandboxSpec } from '../contracts/sandbox';
 import { describeIf } from '../testing/harnesses';
+import { commandLinesHolding } from '../testing/sandbox-conformance';
 import { startScriptedProxy } from '../testing/scripted-proxy';
 import { bubblewrapPath, localSandboxProvider, SANDBOX_MARKER_ENV, type LocalSandboxProvider } from './local';
 import { netnsAvailable } from './netns';
@@ -242,6 +243,31 @@ function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
       // Another sandbox's commands are in other namespaces.
       const other = await (await create()).exec(['readlink', '/proc/self/ns/net']);
       expect(other.stdout.trim()).not.toBe(/^net (.+)$/m.exec(r.stdout)?.[1]);
+    });
+  }
+
+  if (!fallback) {
+    it('what a command leaves running ends with it, detached or not, and does not hold its output open', async () => {
+      const sb = await create();
+      // Waiting for the background sleeps would take 100 s (the test's limit is 10).
+      const r = await sb.exec(['sh', '-c', 'sleep 4321 & setsid env -i /bin/sleep 4322 </dev/null >/dev/null 2>&1 & echo left']);
+      expect(r.stdout).toBe('left\n');
+      const ps = await sb.exec(['sh', '-c', 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; echo; done']);
+      expect(ps.stdout).toContain('/proc/[0-9]*'); // the listing itself ran
+      expect(ps.stdout).not.toMatch(/sleep 432[12]/);
+      expect(await waitFor(() => commandLinesHolding('4321').length + commandLinesHolding('4322').length === 0)).toBe(true);
+    }, 10_000);
+
+    it('pid 1 of the sandbox cannot be signalled, and its pipes cannot be written, from inside', async () => {
+      const sb = await create();
+      // With a holder, pid 1's stdin and stdout are the runner's command channel: a forged
+      // "command 1 exited 0" there would be believed.
+      const r = await sb.exec(['sh', '-c', 'kill -KILL 1; kill -STOP 1; echo "X 1 0 -" > /proc/1/fd/1 || echo blocked; echo "R 1" > /proc/1/fd/0 || echo blocked; echo done']);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toMatch(/done\n$/);
+      if (await provider.usesHolder()) expect(r.stdout).toBe('blocked\nblocked\ndone\n');
+      const again = await sb.exec(['echo', 'still here']);
+      expect(again.stdout).toBe('still here\n');
     });
   }
 
