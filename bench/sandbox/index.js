@@ -114,8 +114,9 @@ async function main() {
   let best = { concurrency: 0, perMin: 0, infra: 0, n: 0 };
   let seq = 0;
   for (const concurrency of [1, 2, 4, 8]) {
+    const sandboxes = localSandboxProvider();
     const runner = new RolloutRunner({
-      runId: 'bench-rollouts', proxy: p.proxy, socketPath, sandboxes: localSandboxProvider(), concurrency, timeoutMs: 60_000, infraRetries: 0,
+      runId: 'bench-rollouts', proxy: p.proxy, socketPath, sandboxes, concurrency, timeoutMs: 60_000, infraRetries: 0,
       readOnlyPaths: [dirname(AGENTLOOP_BIN)],
     });
     const n = 6 * concurrency + 6;
@@ -123,6 +124,7 @@ async function main() {
     const t0 = now();
     const reports = await runner.run(jobs);
     const minutes = (now() - t0) / 60000;
+    await sandboxes.close();
     const infra = reports.filter((r) => r.outcome === 'infra-error').length;
     const ok = reports.filter((r) => r.reward === 1).length;
     const perMin = reports.length / minutes;
