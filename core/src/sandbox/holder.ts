@@ -156,7 +156,6 @@ export class Holder {
   readonly ready: Promise<number>;
   private readonly channel: Channel;
   private readonly commands = new Map<number, Running>();
-  private nextId = 0;
   private pid1?: number;
   private exitedWith?: string;
   private stderr = '';
@@ -215,9 +214,13 @@ export class Holder {
     return this.exitedWith === undefined ? undefined : `the sandbox's holder exited (${this.exitedWith})${this.stderr ? `: ${this.stderr.trim().slice(0, 500)}` : ''}`;
   }
 
-  /** Run `argv` in the sandbox (see the file comment); the holder must be ready. */
-  run(c: { argv: string[]; env: Record<string, string>; cwd: string; stdin: string; maxBytes: number }): HeldCommand {
-    const id = ++this.nextId;
+  /**
+   * Run `argv` in the sandbox (see the file comment); the holder must be ready. `id` (unique in
+   * this holder) is the value of the exec marker in `env`: the holder knows the command's
+   * processes by it when others run at the same time.
+   */
+  run(c: { id: number; argv: string[]; env: Record<string, string>; cwd: string; stdin: string; maxBytes: number }): HeldCommand {
+    const id = c.id;
     let exited!: () => void;
     let done!: (f: Finished) => void;
     const r: Running = {

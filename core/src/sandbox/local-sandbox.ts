@@ -1,7 +1,8 @@
 /**
- * One local sandbox: its folder, cgroups and limits, and how its commands run — entering its
- * holder's namespaces (bubblewrap as root), one bubblewrap per command (bubblewrap otherwise),
- * or plain processes (the fallback, with `unshare` for network and pids where possible).
+ * One local sandbox: its slot (folder, cgroups and limits, holder: slot.ts), and how its commands
+ * run — by its holder, the sandbox's pid 1 (bubblewrap as root: holder.ts), one bubblewrap per
+ * command (bubblewrap otherwise, or `holder: false`), or plain processes (the fallback, with
+ * `unshare` for network and pids where possible).
  */
 import { existsSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
@@ -144,7 +145,7 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
         // The holder runs it: a fork and an exec inside the sandbox (see holder.ts).
         try { await holder.ready; } catch (e) { finish(); throw e; }
         if (killed) { finish(); return { exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '', timedOut }; }
-        const held = holder.run({ argv: [...rlimitPrefix, ...argv], env, cwd, stdin: o.stdin ?? '', maxBytes: MAX_OUTPUT_BYTES });
+        const held = holder.run({ id: n, argv: [...rlimitPrefix, ...argv], env, cwd, stdin: o.stdin ?? '', maxBytes: MAX_OUTPUT_BYTES });
         started = { killed: () => held.kill() };
         what = argv[0]!;
         r = await held.done;

@@ -258,6 +258,18 @@ function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
       expect(await waitFor(() => commandLinesHolding('4321').length + commandLinesHolding('4322').length === 0)).toBe(true);
     }, 10_000);
 
+    it('while another command runs, what an ended command left is killed and the other is not', async () => {
+      const sb = await create();
+      // An exec aborted before it started: it has a number but never reached the holder.
+      expect(await sb.exec(['true'], { signal: AbortSignal.abort() })).toMatchObject({ signal: 'SIGKILL' });
+      const other = sb.exec(['sh', '-c', 'sleep 7; echo other done']);
+      const r = await sb.exec(['sh', '-c', 'setsid /bin/sleep 4323 </dev/null >/dev/null 2>&1 & echo left']);
+      expect(r.stdout).toBe('left\n');
+      // Gone while the other still runs (it would go anyway once no command runs).
+      expect(await waitFor(() => commandLinesHolding('4323').length === 0, 4000)).toBe(true);
+      expect(await other).toMatchObject({ exitCode: 0, stdout: 'other done\n' });
+    }, 15_000);
+
     it('pid 1 of the sandbox cannot be signalled, and its pipes cannot be written, from inside', async () => {
       const sb = await create();
       // With a holder, pid 1's stdin and stdout are the runner's command channel: a forged
