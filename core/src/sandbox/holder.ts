@@ -22,6 +22,7 @@
  * passed on as a half-close).
  */
 import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { joinCgroups } from './cgroups';
 import type { Finished } from './collect';
@@ -148,7 +149,9 @@ interface Running {
   done: (f: Finished) => void;
 }
 
-const NAMES: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL', 10: 'SIGUSR1', 11: 'SIGSEGV', 12: 'SIGUSR2', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ' };
+/** Signal names by number (what a killed command's `signal` says). */
+const NAMES = new Map<number, string>();
+for (const [name, n] of Object.entries(constants.signals)) if (!NAMES.has(n)) NAMES.set(n, name); // SIGABRT before SIGIOT
 
 /** A started holder (see the file comment). */
 export class Holder {
@@ -259,7 +262,7 @@ export class Holder {
       r.exited();
     } else if (op === 'X') {
       this.commands.delete(Number(idText));
-      const signal = b === undefined || b === '-' ? null : NAMES[Number(b)] ?? `SIG${b}`;
+      const signal = b === undefined || b === '-' ? null : NAMES.get(Number(b)) ?? `SIG${b}`;
       r.done({ code: a === '-' ? null : Number(a), signal, stdout: Buffer.concat(r.out).toString('utf8'), stderr: Buffer.concat(r.err).toString('utf8'), outBytes: r.outBytes, errBytes: r.errBytes });
     }
   }
