@@ -1,13 +1,16 @@
 'use strict';
 // bench:sandbox — create + run `true` + destroy latency of each sandbox kind against its reference in
 // the same run: a bare spawn of `true`, a bare `bwrap --unshare-all … true` (when bubblewrap is
-// installed), and `docker run --rm <image> true` (when a private dockerd can run). The Docker
+// installed), and `docker run --rm <image> true` (when a private dockerd can run). The local
+// sandbox is measured as configured by default (as root: a holder per sandbox, two started ahead,
+// sandboxes one after the other with no pause: the pool refills meanwhile), with its three
+// phases, and also without the pool (warmPool 0) and with a bubblewrap per command (holder: false). The Docker
 // sandbox is measured with its warm pool warm, one sandbox every DOCKER_GAP_MS (a rate the pool
 // refills at), and cold (warmPool 0). Then sustained agentloop rollouts per minute (scripted
 // engine, local sandboxes) at the best concurrency, with the infrastructure-failure rate.
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { loadavg, tmpdir } = require('node:os');
 const { join, dirname } = require('node:path');
 const { bubblewrapPath, localSandboxProvider, RolloutRunner } = require('../../core/dist/index.js');
 const { startScriptedProxy } = require('../../core/dist/testing/index.js');
@@ -20,18 +23,31 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const DOCKER_GAP_MS = Number(process.env.DOCKER_GAP_MS ?? 400);
 
-async function latency(provider, socketPath, n, gapMs = 0) {
+let sandboxes = 0;
+async function latency(provider, socketPath, n, gapMs = 0, phases) {
   const times = [];
   for (let i = 0; i < n; i++) {
     if (gapMs) await sleep(gapMs);
     const t0 = now();
-    const sb = await provider.create({ runId: 'bench-sandbox', rolloutId: `lat-${i}`, limits: {}, modelEndpoint: { socketPath, url: '' } });
+    const sb = await provider.create({ runId: 'bench-sandbox', rolloutId: `lat-${sandboxes++}`, limits: {}, modelEndpoint: { socketPath, url: '' } });
+    const t1 = now();
     const r = await sb.exec(['true']);
     if (r.exitCode !== 0) throw new Error(`true failed in ${provider.name}: ${r.stderr}`);
+    const t2 = now();
     await sb.destroy();
-    times.push(now() - t0);
+    const t3 = now();
+    times.push(t3 - t0);
+    if (phases) { phases.create.push(t1 - t0); phases.exec.push(t2 - t1); phases.destroy.push(t3 - t2); }
   }
   return times;
+}
+
+/** `latency` after 3 untimed rounds (the spawner helper, and a pool's first fill), then closing the provider. */
+async function local(provider, socketPath, n, phases) {
+  await latency(provider, socketPath, 3);
+  const runs = await latency(provider, socketPath, n, 0, phases);
+  await provider.close();
+  return runs;
 }
 
 const fileTask = (i) => ({
@@ -54,7 +70,15 @@ async function main() {
   const bwrapBin = bubblewrapPath();
   // The reference the issue names: bubblewrap alone, every namespace unshared, nothing of ours.
   const bareBwrap = bwrapBin ? timed(40, () => spawnSync(bwrapBin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', 'true'])) : [NaN];
-  const local = await latency(localSandboxProvider(), socketPath, 40);
+  const load1 = loadavg()[0];
+  const phases = { create: [], exec: [], destroy: [] };
+  const localDefault = localSandboxProvider();
+  const held = await localDefault.usesHolder();
+  const localTimes = await local(localDefault, socketPath, 40, phases);
+  const bareAfter = bwrapBin ? timed(40, () => spawnSync(bwrapBin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', 'true'])) : [NaN];
+  bareBwrap.push(...bareAfter); // the reference before and after, against drifting load
+  const noPool = held ? await local(localSandboxProvider({ warmPool: 0 }), socketPath, 40) : [NaN];
+  const perCommand = bwrapBin ? await local(localSandboxProvider({ holder: false }), socketPath, 20) : [NaN];
   const fallback = await latency(localSandboxProvider({ forceFallback: true, allowUnisolated: true, log: () => {} }), socketPath, 40);
   let dockerWarm = [NaN];
   let dockerCold = [NaN];
@@ -77,7 +101,10 @@ async function main() {
   console.log('create + exec `true` + destroy:');
   line('bare spawn of `true`', spawnTimes);
   line('bare bwrap --unshare-all true', bareBwrap);
-  line(bwrapBin ? 'local (bubblewrap)' : 'local (no bubblewrap here)', local);
+  line(bwrapBin ? `local (bubblewrap${held ? ', holder, pool of 2' : ''})` : 'local (no bubblewrap here)', localTimes);
+  for (const k of ['create', 'exec', 'destroy']) line(`  of which ${k}`, phases[k]);
+  line('local, holder, no pool', noPool);
+  line('local, a bubblewrap per command', perCommand);
   line('local (fallback)', fallback);
   line(`docker, warm pool (1 per ${DOCKER_GAP_MS} ms)`, dockerWarm);
   line('docker, no pool', dockerCold);
@@ -87,8 +114,9 @@ async function main() {
   let best = { concurrency: 0, perMin: 0, infra: 0, n: 0 };
   let seq = 0;
   for (const concurrency of [1, 2, 4, 8]) {
+    const sandboxes = localSandboxProvider();
     const runner = new RolloutRunner({
-      runId: 'bench-rollouts', proxy: p.proxy, socketPath, sandboxes: localSandboxProvider(), concurrency, timeoutMs: 60_000, infraRetries: 0,
+      runId: 'bench-rollouts', proxy: p.proxy, socketPath, sandboxes, concurrency, timeoutMs: 60_000, infraRetries: 0,
       readOnlyPaths: [dirname(AGENTLOOP_BIN)],
     });
     const n = 6 * concurrency + 6;
@@ -96,6 +124,7 @@ async function main() {
     const t0 = now();
     const reports = await runner.run(jobs);
     const minutes = (now() - t0) / 60000;
+    await sandboxes.close();
     const infra = reports.filter((r) => r.outcome === 'infra-error').length;
     const ok = reports.filter((r) => r.reward === 1).length;
     const perMin = reports.length / minutes;
@@ -107,6 +136,7 @@ async function main() {
   rmSync(dir, { recursive: true, force: true });
   const p50 = (xs) => pct(xs, 0.5);
   const localKey = bwrapBin ? 'bwrap' : 'local_nobwrap';
-  console.log(`RESULT sandbox ${localKey}_p50_ms=${p50(local).toFixed(1)} ${localKey}_p99_ms=${pct(local, 0.99).toFixed(1)} bare_bwrap_p50_ms=${p50(bareBwrap).toFixed(1)} local_minus_bare_ms=${(p50(local) - p50(bareBwrap)).toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
+  const f = (xs) => p50(xs).toFixed(1);
+  console.log(`RESULT sandbox ${localKey}_p50_ms=${f(localTimes)} ${localKey}_p99_ms=${pct(localTimes, 0.99).toFixed(1)} bare_bwrap_p50_ms=${f(bareBwrap)} local_minus_bare_ms=${(p50(localTimes) - p50(bareBwrap)).toFixed(1)} ${localKey}_create_p50_ms=${f(phases.create)} ${localKey}_exec_p50_ms=${f(phases.exec)} ${localKey}_destroy_p50_ms=${f(phases.destroy)} holder=${held} ${localKey}_nopool_p50_ms=${f(noPool)} ${localKey}_per_command_p50_ms=${f(perCommand)} load1=${load1.toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
 }
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -105,8 +105,10 @@ const LocalSandboxOptionsSchema = z.strictObject({
   forceFallback: z.boolean().optional(),
   /** Limits by cgroups where possible (default true). */
   cgroups: z.boolean().optional(),
-  /** Experimental, default false: one holder process per bubblewrap sandbox that commands enter (not yet working, docs/notes.md #20). */
+  /** One holder process per bubblewrap sandbox that runs its commands (default true, as root; docs/sandboxes.md). */
   holder: z.boolean().optional(),
+  /** Holders started ahead per sandbox shape (default 2; 0: none). */
+  warmPool: z.number().int().min(0).max(64).optional(),
 });
 
 /**

@@ -73,7 +73,9 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /**
    * Start the in-sandbox TCP forwarder that makes `modelBaseUrl` reachable (default true). A
-   * process that talks to `modelSocketPath` itself passes false and saves a process start.
+   * process that talks to `modelSocketPath` itself passes false and saves a process start
+   * where a provider starts one per command (a sandbox whose forwarder lives as long as it does,
+   * as the local sandbox's holder, ignores it).
    */
   modelForwarder?: boolean;
 }

@@ -112,21 +112,38 @@ function probeCgroup(version: 1 | 2, c: Controller, parent: string): boolean {
   }
 }
 
+/** Which controllers a sandbox with `limits` needs a cgroup in (pids always). */
+export function controllersFor(limits: SandboxLimits): Controller[] {
+  return ['pids', ...(limits.memoryMb !== undefined ? ['memory' as const] : []), ...(limits.cpus !== undefined ? ['cpu' as const] : [])];
+}
+
 /** Create this sandbox's cgroups and set its limits; returns their folders (write a pid to each `cgroup.procs`). */
 export async function createCgroups(cgroups: Cgroups, name: string, limits: Required<Pick<SandboxLimits, 'pids'>> & SandboxLimits): Promise<string[]> {
+  const dirs = await makeCgroups(cgroups, name, controllersFor(limits));
+  await writeLimits(cgroups, name, limits);
+  return dirs;
+}
+
+/** Create cgroup `name` under each of `controllers` this machine can limit; returns the folders. */
+export async function makeCgroups(cgroups: Cgroups, name: string, controllers: Controller[]): Promise<string[]> {
   const dirs = new Set<string>();
-  const make = async (c: Controller): Promise<[string, 1 | 2] | undefined> => {
+  for (const c of controllers) {
     const ctl = cgroups[c];
-    if (!ctl) return undefined;
+    if (!ctl) continue;
     const dir = join(ctl.parent, name);
     await mkdir(dir).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
     dirs.add(dir);
-    return [dir, ctl.version];
-  };
-  const pids = await make('pids');
+  }
+  return [...dirs];
+}
+
+/** Set `limits` on cgroup `name` (made by {@link makeCgroups} for at least the controllers they need). */
+export async function writeLimits(cgroups: Cgroups, name: string, limits: Required<Pick<SandboxLimits, 'pids'>> & SandboxLimits): Promise<void> {
+  const at = (c: Controller): [string, 1 | 2] | undefined => (cgroups[c] ? [join(cgroups[c]!.parent, name), cgroups[c]!.version] : undefined);
+  const pids = at('pids');
   if (pids) await writeFile(join(pids[0], 'pids.max'), String(limits.pids));
   if (limits.memoryMb !== undefined) {
-    const m = await make('memory');
+    const m = at('memory');
     const bytes = String(Math.floor(limits.memoryMb * MiB));
     if (m?.[1] === 1) {
       await writeFile(join(m[0], 'memory.limit_in_bytes'), bytes);
@@ -137,7 +154,7 @@ export async function createCgroups(cgroups: Cgroups, name: string, limits: Requ
     }
   }
   if (limits.cpus !== undefined) {
-    const cpu = await make('cpu');
+    const cpu = at('cpu');
     if (cpu?.[1] === 1) {
       const period = Number((await readFile(join(cpu[0], 'cpu.cfs_period_us'), 'utf8').catch(() => '100000')).trim()) || 100000;
       await writeFile(join(cpu[0], 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(limits.cpus * period))));
@@ -145,7 +162,6 @@ export async function createCgroups(cgroups: Cgroups, name: string, limits: Requ
       await writeFile(join(cpu[0], 'cpu.max'), `${Math.max(1000, Math.round(limits.cpus * 100000))} 100000`);
     }
   }
-  return [...dirs];
 }
 
 /** SIGKILL every process in a cgroup once (no waiting); returns the pids signalled. */

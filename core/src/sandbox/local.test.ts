@@ -1,11 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Sandbox, SandboxSpec } from '../contracts/sandbox';
 import { describeIf, outcomeWhenMissing } from '../testing/harnesses';
+import { commandLinesHolding } from '../testing/sandbox-conformance';
 import { startScriptedProxy } from '../testing/scripted-proxy';
 import { bubblewrapPath, localSandboxProvider, SANDBOX_MARKER_ENV, type LocalSandboxProvider } from './local';
 import { netnsAvailable } from './netns';
@@ -80,13 +81,28 @@ const req = require('http').request({ socketPath: process.env.SOCK, path: proces
 req.on('error', (e) => { console.error(e); process.exit(1); });
 req.end(body);`;
 
+/** STREAMS connections to 127.0.0.1:4141 at once, BYTES each (patterned), half-closed; each must echo back the same. */
+const NODE_ECHO = `
+const net = require('net');
+const n = Number(process.env.STREAMS), size = Number(process.env.BYTES);
+const results = [];
+for (let i = 0; i < n; i++) results.push(new Promise((done) => {
+  const out = Buffer.alloc(size); for (let j = 0; j < size; j++) out[j] = (j * 7 + i) & 255;
+  const got = [];
+  const s = net.connect(4141, '127.0.0.1', () => s.end(out));
+  s.on('data', (d) => got.push(d));
+  s.on('error', (e) => done('stream ' + i + ' ' + e.code));
+  s.on('end', () => done('stream ' + i + (Buffer.concat(got).equals(out) ? ' ok' : ' differs (' + Buffer.concat(got).length + ' bytes)')));
+}));
+Promise.all(results).then((r) => console.log(r.join('\\n')));`;
+
 const RUNNER = `
 const fs = require('fs');
 const path = require('path');
-const [dist, root, mode, socketPath] = process.argv.slice(2);
+const [dist, root, mode, socketPath, holder] = process.argv.slice(2);
 const { localSandboxProvider } = require(dist);
 (async () => {
-  const p = localSandboxProvider({ root, forceFallback: mode === 'fallback', allowUnisolated: true, log: () => {} });
+  const p = localSandboxProvider({ root, forceFallback: mode === 'fallback', holder: holder === 'true', allowUnisolated: true, log: () => {} });
   const sb = await p.create({ runId: 'killed', rolloutId: 'r1', limits: {}, modelEndpoint: { socketPath, url: 'http://unused' } });
   void sb.exec(['sh', '-c', 'echo up > started; exec sleep 1000']);
   while (!fs.existsSync(path.join(sb.workspaceHostPath, 'started'))) await new Promise((r) => setTimeout(r, 20));
@@ -99,7 +115,8 @@ function externalIPv4(): string | undefined {
   return undefined;
 }
 
-function suite(mode: 'bubblewrap' | 'fallback') {
+/** The suite for one mode; `holder: false` makes bubblewrap start once per command (the holder is the default). */
+function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
   const fallback = mode === 'fallback';
   const netMissing = fallback ? netnsAvailable().reason : undefined;
   let root: string;
@@ -121,7 +138,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), `clawgym-local-${mode}-`));
     logged = [];
-    provider = localSandboxProvider({ root, forceFallback: fallback, allowUnisolated: true, log: (m) => logged.push(m) });
+    provider = localSandboxProvider({ root, forceFallback: fallback, holder, allowUnisolated: true, log: (m) => logged.push(m) });
     proxy = await startScriptedProxy(() => ({ text: REPLY }));
     socketPath = join(mkdtempSync(join(tmpdir(), 'clawgym-sock-')), 'proxy.sock');
     await proxy.proxy.listenUnix(socketPath);
@@ -129,12 +146,15 @@ function suite(mode: 'bubblewrap' | 'fallback') {
 
   afterAll(async () => {
     await Promise.all(sandboxes.map((s) => s.destroy()));
+    await provider.close();
     await proxy.close();
     for (const d of [root, proxy.dir, dirname(socketPath)]) await rm(d, { recursive: true, force: true });
   });
 
   it(`runs in ${mode} mode and says so`, async () => {
     expect(await provider.mode()).toBe(mode);
+    const held = !fallback && holder && process.getuid?.() === 0;
+    expect(await provider.usesHolder()).toBe(held);
     const line = await provider.describeIsolation();
     expect(line).not.toContain('\n');
     if (fallback) {
@@ -144,6 +164,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(logged.join('\n')).toContain('apt-get install bubblewrap');
     } else {
       expect(line).toMatch(/^bubblewrap/);
+      expect(line).toContain(held ? 'one holder process per sandbox' : 'one bubblewrap per command');
       await create();
       expect(logged.join('\n')).not.toMatch(/WITHOUT FILESYSTEM ISOLATION/);
     }
@@ -208,6 +229,63 @@ function suite(mode: 'bubblewrap' | 'fallback') {
     });
   }
 
+  if (!fallback) {
+    it('each command runs in namespaces of its own, with no capabilities and no way to gain any', async () => {
+      const kinds = ['user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup'];
+      const sb = await create();
+      const script = `for k in ${kinds.join(' ')}; do echo "$k $(readlink /proc/self/ns/$k)"; done; grep -E '^(Cap|NoNewPrivs)' /proc/self/status`;
+      const r = await sb.exec(['sh', '-c', script]);
+      expect(r.stderr).toBe('');
+      for (const k of kinds) {
+        const inside = new RegExp(`^${k} (.+)$`, 'm').exec(r.stdout)?.[1];
+        expect([k, inside]).toEqual([k, expect.stringMatching(/^\w+:\[\d+\]$/)]);
+        expect([k, inside]).not.toEqual([k, readlinkSync(`/proc/self/ns/${k}`)]);
+      }
+      for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) expect(r.stdout).toMatch(new RegExp(`^${cap}:\\s+0+$`, 'm'));
+      expect(r.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
+      // Another sandbox's commands are in other namespaces.
+      const other = await (await create()).exec(['readlink', '/proc/self/ns/net']);
+      expect(other.stdout.trim()).not.toBe(/^net (.+)$/m.exec(r.stdout)?.[1]);
+    });
+  }
+
+  if (!fallback) {
+    it('what a command leaves running ends with it, detached or not, and does not hold its output open', async () => {
+      const sb = await create();
+      // Waiting for the background sleeps would take 100 s (the test's limit is 10).
+      const r = await sb.exec(['sh', '-c', 'sleep 4321 & setsid env -i /bin/sleep 4322 </dev/null >/dev/null 2>&1 & echo left']);
+      expect(r.stdout).toBe('left\n');
+      const ps = await sb.exec(['sh', '-c', 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; echo; done']);
+      expect(ps.stdout).toContain('/proc/[0-9]*'); // the listing itself ran
+      expect(ps.stdout).not.toMatch(/sleep 432[12]/);
+      expect(await waitFor(() => commandLinesHolding('4321').length + commandLinesHolding('4322').length === 0)).toBe(true);
+    }, 10_000);
+
+    it('while another command runs, what an ended command left is killed and the other is not', async () => {
+      const sb = await create();
+      // An exec aborted before it started: it has a number but never reached the holder.
+      expect(await sb.exec(['true'], { signal: AbortSignal.abort() })).toMatchObject({ signal: 'SIGKILL' });
+      const other = sb.exec(['sh', '-c', 'sleep 7; echo other done']);
+      const r = await sb.exec(['sh', '-c', 'setsid /bin/sleep 4323 </dev/null >/dev/null 2>&1 & echo left']);
+      expect(r.stdout).toBe('left\n');
+      // Gone while the other still runs (it would go anyway once no command runs).
+      expect(await waitFor(() => commandLinesHolding('4323').length === 0, 4000)).toBe(true);
+      expect(await other).toMatchObject({ exitCode: 0, stdout: 'other done\n' });
+    }, 15_000);
+
+    it('pid 1 of the sandbox cannot be signalled, and its pipes cannot be written, from inside', async () => {
+      const sb = await create();
+      // With a holder, pid 1's stdin and stdout are the runner's command channel: a forged
+      // "command 1 exited 0" there would be believed.
+      const r = await sb.exec(['sh', '-c', 'kill -KILL 1; kill -STOP 1; echo "X 1 0 -" > /proc/1/fd/1 || echo blocked; echo "R 1" > /proc/1/fd/0 || echo blocked; echo done']);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toMatch(/done\n$/);
+      if (await provider.usesHolder()) expect(r.stdout).toBe('blocked\nblocked\ndone\n');
+      const again = await sb.exec(['echo', 'still here']);
+      expect(again.stdout).toBe('still here\n');
+    });
+  }
+
   describe('network', () => {
     let server: Server;
     let port: number;
@@ -240,6 +318,22 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(proxy.records.some((rec) => rec.rolloutId === rolloutId)).toBe(true);
     });
 
+    itIf(netMissing, 'the model port carries concurrent, large, half-closed streams intact', async () => {
+      // An echo service stands in for the proxy: what goes in through 127.0.0.1:4141 must come back.
+      const echoSocket = join(mkdtempSync(join(tmpdir(), 'clawgym-echo-')), 'echo.sock');
+      const echo = createServer({ allowHalfOpen: true }, (c) => { c.on('error', () => undefined); c.pipe(c); });
+      await new Promise<void>((r) => echo.listen(echoSocket, () => r()));
+      try {
+        const sb = await create({ modelEndpoint: { socketPath: echoSocket, url: '' } });
+        const r = await sb.exec(['node', '-e', NODE_ECHO], { env: { STREAMS: '6', BYTES: String(3 * 1024 * 1024) } });
+        expect(r.stderr).toBe('');
+        expect(r.stdout.trim().split('\n')).toEqual(Array.from({ length: 6 }, (_, i) => `stream ${i} ok`));
+      } finally {
+        await new Promise<void>((r) => echo.close(() => r()));
+        await rm(dirname(echoSocket), { recursive: true, force: true });
+      }
+    }, 20_000);
+
     itIf(netMissing, 'modelForwarder: false starts no forwarder; the model is reached through modelSocketPath alone', async () => {
       const rolloutId = `sock${++n}`;
       const session = proxy.proxy.openSession(rolloutId);
@@ -250,15 +344,37 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       expect(r.stderr).toBe('');
       expect(r.stdout.trim()).toBe(REPLY);
       expect(proxy.records.some((rec) => rec.rolloutId === rolloutId)).toBe(true);
-      // No forwarder: the TCP endpoint does not answer in this process's namespace.
+      // No forwarder: the TCP endpoint does not answer in this process's namespace. With a
+      // holder the forwarder is the holder's, for the sandbox's whole life: then it does.
       const tcp = await sb.exec(['node', '-e', NODE_CONNECT, '127.0.0.1'], { env: { PORT: '4141' }, modelForwarder: false });
-      expect(tcp.stdout).toContain('failed 127.0.0.1');
+      expect(tcp.stdout).toContain(await provider.usesHolder() ? 'connected 127.0.0.1' : 'failed 127.0.0.1');
     });
   });
 
   describe('limits', () => {
     // The pids, memory and cpus checks are the conformance suite's (conformance.test.ts, both
-    // modes), where a limit this machine cannot enforce is a visible skip and a CI failure.
+    // modes), where a limit this machine cannot enforce is a visible skip and a CI failure. One
+    // more here: with a holder, a sandbox from the warm pool gets its memory limit at hand-out.
+    it('a big allocation is stopped by the memory limit, in a sandbox from the warm pool too', async () => {
+      const how = (await provider.limitEnforcement()).memory;
+      if (how.startsWith('not enforced')) {
+        if (outcomeWhenMissing(how) === 'fail') throw new Error(`required in CI: the memory limit (${mode}): ${how}`);
+        // eslint-disable-next-line no-console
+        console.warn(`skipping the memory limit check (${mode}): ${how}`);
+        return;
+      }
+      // Twice: with a holder the second sandbox of this shape comes from the warm pool.
+      for (const memoryMb of [160, 170]) {
+        const sb = await create({ limits: { memoryMb } });
+        const small = await sb.exec(['node', '-e', "console.log('allocated', Buffer.alloc(20 * 1024 * 1024, 1).length)"]);
+        expect(small.stdout).toContain('allocated');
+        const big = await sb.exec(['node', '-e', "console.log('allocated', Buffer.alloc(600 * 1024 * 1024, 1).length)"]);
+        expect(big.stdout).not.toContain('allocated');
+        expect(big.exitCode).not.toBe(0);
+        expect(big.timedOut).toBe(false);
+      }
+    }, 15_000);
+
     it('a long sleep is killed at the wall limit (and so is anything started later)', async () => {
       const sb = await create({ limits: { wallMs: 1500 } });
       const r = await sb.exec(['sleep', '100']);
@@ -329,9 +445,27 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       await sb.destroy();
       expect((await bg).exitCode).not.toBe(0);
       expect(await waitFor(() => markedPids(dir).length === 0)).toBe(true);
+      await provider.settled(); // a holder's sandbox is removed off the rollout's path
       expect(existsSync(dir)).toBe(false);
       for (const cg of cgroups) expect(existsSync(cg)).toBe(false);
       await expect(sb.exec(['true'])).rejects.toThrow(/destroyed/);
+    });
+
+    it('a sandbox id in use is refused; every sandbox starts clean (a pooled holder serves one sandbox only)', async () => {
+      const first = await create();
+      const id = first.id.split('/')[1]!;
+      await expect(create({ rolloutId: id })).rejects.toMatchObject({ code: 'CLAWGYM_SANDBOX_SPEC_INVALID', message: expect.stringContaining('already exists') });
+      expect((await first.exec(['true'])).exitCode).toBe(0); // the refused create left it alone
+      const tmp = fallback ? '' : '/tmp'; // the fallback's /tmp is the host's
+      await first.exec(['sh', '-c', `${tmp ? 'echo left > /tmp/mark; ' : ''}echo left > "$HOME/mark"; echo left > mark`]);
+      await first.destroy();
+      for (let i = 0; i < 3; i++) {
+        const sb = await create();
+        const r = await sb.exec(['sh', '-c', `ls -A ${tmp} "$HOME" "$PWD"`]);
+        expect(r.exitCode).toBe(0);
+        expect(r.stdout).not.toContain('mark');
+        await sb.destroy();
+      }
     });
 
     it('sweep leaves live sandboxes alone', async () => {
@@ -345,7 +479,7 @@ function suite(mode: 'bubblewrap' | 'fallback') {
       if (!existsSync(DIST_LOCAL)) throw new Error(`${DIST_LOCAL} is missing: run npm run build`);
       const script = join(root, 'runner.js');
       await writeFile(script, RUNNER);
-      const child = spawn(process.execPath, [script, DIST_LOCAL, root, mode, socketPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [script, DIST_LOCAL, root, mode, socketPath, String(holder)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stderr.on('data', (d) => { err += d; });
@@ -378,6 +512,8 @@ function suite(mode: 'bubblewrap' | 'fallback') {
 const bwrapMissing = bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)';
 
 describeIf(bwrapMissing, 'local sandbox: bubblewrap', () => suite('bubblewrap'));
+
+describeIf(bwrapMissing, 'local sandbox: bubblewrap, one per command (holder: false)', () => suite('bubblewrap', false));
 
 describe('local sandbox: fallback (plain processes)', () => suite('fallback'));
 

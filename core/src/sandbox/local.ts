@@ -7,7 +7,8 @@
  * The parts, a file each: machine detection (`machine.ts`), cgroups (`cgroups.ts`), process
  * marking (`marking.ts`) and sweep (`sweep.ts`), path mapping with the escape check
  * (`paths.ts`), spawn-and-collect (`collect.ts`, through the spawner helper, `spawner.ts`), the
- * per-sandbox holder (`holder.ts`) and one sandbox (`local-sandbox.ts`).
+ * per-sandbox holder (`holder.ts`), a sandbox before it runs and the warm pool of those
+ * (`slot.ts`), and one sandbox (`local-sandbox.ts`).
  *
  * Limits: cgroups (v1 or v2) where this process can create them — pids, memory, CPU quota —
  * otherwise rlimits through `prlimit` (RLIMIT_NPROC, RLIMIT_AS, RLIMIT_CPU); wall time by
@@ -20,6 +21,7 @@ import { ClawGymError, ErrorCodes } from '../errors';
 import { refuseEnvironment } from './environment';
 import { checkId, createLocalSandbox } from './local-sandbox';
 import { describeMachine, detectMachine, enforcementOf, fallbackWarning, type LimitEnforcement, type Machine } from './machine';
+import { SlotPool } from './slot';
 import { sweepSandboxes } from './sweep';
 
 export { bubblewrapPath, enforcementHere, type LimitEnforcement } from './machine';
@@ -39,11 +41,17 @@ export interface LocalSandboxOptions {
   /** Enforce limits with cgroups where this process can create them (default true); false: rlimits only. */
   cgroups?: boolean;
   /**
-   * Experimental, default false: one holder process per bubblewrap sandbox that commands enter
-   * (where the machine allows it: root, nsenter, setpriv, perl). Not yet working: a command
-   * entered this way hangs (see docs/notes.md, #20). Off: a bubblewrap per command.
+   * One holder process per bubblewrap sandbox that commands enter (default true, where the
+   * machine allows it: root, nsenter, setpriv, perl; see holder.ts). false: a bubblewrap per
+   * command (each with its own Node forwarder for the model port).
    */
   holder?: boolean;
+  /**
+   * With holders: how many to keep started ahead per sandbox shape (run, model socket,
+   * read-only paths, limited controllers), default 2; 0 starts each at its create(). A pooled
+   * holder serves one sandbox and is never reused.
+   */
+  warmPool?: number;
   /**
    * Run sandboxes as plain processes where bubblewrap is missing (default false: refused). They
    * then share the host's filesystem — a sandboxed command can read and write whatever this
@@ -63,7 +71,7 @@ export interface LocalSandboxProvider extends SandboxProvider {
   usesHolder(): Promise<boolean>;
   /** Wait until every destroyed sandbox's cgroups and folder are gone. */
   settled(): Promise<void>;
-  /** The same (nothing else is kept between sandboxes). */
+  /** Drop the warm pool's holders, then wait as {@link settled} does. */
   close(): Promise<void>;
 }
 
@@ -84,6 +92,8 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     removals.add(p);
   };
   const settled = async () => { while (removals.size) await Promise.all([...removals]); };
+  let pool: SlotPool | undefined;
+  const poolFor = (m: Machine) => (m.mode === 'bubblewrap' && m.holder ? (pool ??= new SlotPool(m, root, options.warmPool ?? 2, track)) : undefined);
 
   return {
     name: 'local',
@@ -92,7 +102,10 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     async mode() { return (await getMachine()).mode; },
     async usesHolder() { return (await getMachine()).holder; },
     settled,
-    close: settled,
+    async close() {
+      pool?.close();
+      await settled();
+    },
 
     async create(spec) {
       refuseEnvironment(spec, 'local');
@@ -108,7 +121,7 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
         const { pids } = enforcementOf(m);
         if (pids.startsWith('not enforced')) log(`clawgym: local sandbox process limit ${pids}`);
       }
-      return createLocalSandbox(spec, m, root, track);
+      return createLocalSandbox(spec, m, root, track, poolFor(m));
     },
 
     async sweep(runId) {

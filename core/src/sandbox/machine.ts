@@ -1,7 +1,7 @@
 /**
  * What this machine offers the local sandbox, found once per provider: bubblewrap (and whether
- * it can make a sandbox here), network namespaces, cgroups, prlimit, root, and the tools a
- * long-lived holder per sandbox needs (nsenter, setpriv, perl). Also how each limit is then
+ * it can make a sandbox here), network namespaces, cgroups, prlimit, root, and what a
+ * long-lived holder per sandbox needs (root, perl, a known prctl syscall number). Also how each limit is then
  * enforced, in words, and the one-line isolation summary.
  */
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
@@ -15,15 +15,15 @@ export const SANDBOX_SCRIPTS = resolve(__dirname, '..', '..', 'dist', 'sandbox')
 export const NETNS_RUN = join(SANDBOX_SCRIPTS, 'netns-run.js');
 export const PRLIMIT = '/usr/bin/prlimit';
 export const IP = '/usr/sbin/ip';
-export const NSENTER = '/usr/bin/nsenter';
-export const SETPRIV = '/usr/bin/setpriv';
 export const PERL = '/usr/bin/perl';
+/** prctl(2)'s syscall number (the holder calls PR_SET_DUMPABLE through it), where known. */
+export const PRCTL_SYSCALL: number | undefined = ({ x64: 157, arm64: 167 } as Record<string, number>)[process.arch];
 
 /** Options of the machine detection (the local provider's). */
 export interface DetectOptions {
   forceFallback?: boolean;
   cgroups?: boolean;
-  /** Start one holder per sandbox where the machine allows it (experimental, default false: a bubblewrap per command). */
+  /** One holder per sandbox where the machine allows it (default true; false: a bubblewrap per command). */
   holder?: boolean;
 }
 
@@ -45,7 +45,7 @@ export interface Machine {
   cgroups: Cgroups;
   prlimit: boolean;
   root: boolean;
-  /** One long-lived holder per sandbox owns its namespaces; commands enter them (bubblewrap as root only). */
+  /** One long-lived holder per sandbox owns its namespaces and runs its commands (bubblewrap as root only). */
   holder: boolean;
   systemArgs: string[];
 }
@@ -105,9 +105,8 @@ export async function detectMachine(options: DetectOptions): Promise<Machine> {
   const made = await probe([bwrap, ...common.systemArgs, '--unshare-all', '--die-with-parent', '--new-session', '--', '/usr/bin/true']);
   if (made.code !== 0) return { ...common, mode: 'fallback', whyFallback: `bubblewrap is installed but cannot create a sandbox here (${made.out || `exit ${made.code}`})` };
   const version = await probe([bwrap, '--version']);
-  // Entering a holder's namespaces takes root (as root bubblewrap maps root to root); perl
-  // holds the model port open from the start, so a command need not wait for Node.
-  const holder = options.holder === true && root && [NSENTER, SETPRIV, PERL].every((p) => existsSync(p));
+  // The holder (holder.ts) is perl; as root, bubblewrap maps root to root and cgroups are ours.
+  const holder = options.holder !== false && root && existsSync(PERL) && PRCTL_SYSCALL !== undefined;
   return { ...common, mode: 'bubblewrap', bwrap, bwrapVersion: version.code === 0 ? version.out : 'bubblewrap', holder };
 }
 
@@ -142,7 +141,7 @@ export function describeMachine(m: Machine): string {
   const e = enforcementOf(m);
   const limits = `limits: pids ${e.pids}; memory ${e.memory}; cpus ${e.cpus}; wall ${e.wall}`;
   if (m.mode === 'bubblewrap') {
-    const how = m.holder ? ', one holder process per sandbox (commands enter its namespaces, capabilities dropped)' : ', one bubblewrap per command';
+    const how = m.holder ? ', one holder process per sandbox (its pid 1: runs the commands, forwards the model port)' : ', one bubblewrap per command';
     return `${m.bwrapVersion}: all namespaces unshared (network: own loopback + model socket only), read-only /usr and /etc, writable workspace and HOME only, env cleared${how}; ${limits}`;
   }
   const net = m.netns.ok ? 'network isolated (unshare -n: own loopback + model socket only)' : `NO network isolation (${m.netns.reason})`;

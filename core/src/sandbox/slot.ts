@@ -1,0 +1,221 @@
+/**
+ * What a local sandbox is before it runs anything — its folder with `owner.json`, workspace and
+ * HOME, its cgroups and, for bubblewrap as root, its holder — and the warm pool of such slots:
+ * a holder takes about as long to start as a bare bubblewrap, so a few are started ahead for the
+ * next sandboxes of the same shape (run, model socket, read-only paths, limited controllers).
+ * A slot is handed out once, renamed to its sandbox's folder, given its limits, and never
+ * reused: a destroyed sandbox's holder is killed and its folder removed, as without a pool.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rmdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { SandboxSpec } from '../contracts/sandbox';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { controllersFor, makeCgroups, removeCgroup, writeLimits, type Controller } from './cgroups';
+import { SANDBOX_PROXY_PORT } from './forwarder';
+import { Holder } from './holder';
+import { NETNS_RUN, type Machine } from './machine';
+import { startTimeOf } from './owner';
+import { removeSandbox, removeTree, type OwnerFile } from './sweep';
+
+/** The workspace as processes in a bubblewrap sandbox see it. */
+export const SANDBOX_WORKSPACE = '/workspace';
+/** HOME as processes in a bubblewrap sandbox see it (TMPDIR is `<HOME>/tmp`). */
+export const SANDBOX_HOME = '/home/agent';
+/** Where the proxy's Unix socket is bound inside a bubblewrap sandbox. */
+export const SANDBOX_PROXY_SOCKET = '/run/clawgym/proxy.sock';
+/** Process (task) limit when the spec sets none. Threads count too: one Node.js process is ~10. */
+export const DEFAULT_PIDS_LIMIT = 1024;
+
+/** Folder names of pooled slots (a sandbox's folder is named after its rollout id, which cannot start with a dot). */
+const POOLED_PREFIX = '.pooled-';
+/** An idle pooled slot is dropped after this long (a run that stopped creating sandboxes keeps none). */
+const IDLE_MS = 30_000;
+
+/** Where a destroyed sandbox's removal (cgroups, folder) finishes off the rollout's path. */
+export type Background = (removal: Promise<unknown>) => void;
+
+/** What a slot is made for: everything of a spec that is fixed once its holder runs. */
+export interface SlotShape {
+  runId: string;
+  socketPath?: string;
+  readOnlyPaths: string[];
+  controllers: Controller[];
+}
+
+/** A sandbox's folder, cgroups and holder (see the file comment). */
+export interface Slot {
+  dir: string;
+  workspace: string;
+  home: string;
+  cgName: string;
+  cgroups: string[];
+  owner: OwnerFile;
+  holder?: Holder;
+}
+
+export function shapeOf(spec: SandboxSpec): SlotShape {
+  return { runId: spec.runId, socketPath: spec.modelEndpoint.socketPath, readOnlyPaths: spec.readOnlyPaths ?? [], controllers: controllersFor(spec.limits) };
+}
+
+const keyOf = (s: SlotShape) => JSON.stringify([s.runId, s.socketPath, s.readOnlyPaths, s.controllers]);
+
+/** PATH inside: the standard folders, and Node's own when it is elsewhere. */
+export function sandboxPath(): string {
+  const nodeDir = dirname(process.execPath);
+  const stdPath = '/usr/local/bin:/usr/bin:/bin';
+  return stdPath.split(':').includes(nodeDir) ? stdPath : `${nodeDir}:${stdPath}`;
+}
+
+/** bubblewrap up to `--`: the read-only system, the sandbox's folders, the model socket, every namespace unshared. */
+export function bwrapArgs(m: Machine, slot: Pick<Slot, 'workspace' | 'home'>, shape: SlotShape, cwd: string): string[] {
+  const nodeDir = dirname(process.execPath);
+  const args = [m.bwrap!, ...m.systemArgs, '--bind', slot.workspace, SANDBOX_WORKSPACE, '--bind', slot.home, SANDBOX_HOME];
+  const ro = new Set([dirname(NETNS_RUN), ...(nodeDir.startsWith('/usr/') ? [] : [nodeDir]), ...shape.readOnlyPaths]);
+  for (const p of ro) args.push('--ro-bind-try', p, p);
+  args.push('--bind', shape.socketPath!, SANDBOX_PROXY_SOCKET, '--remount-ro', '/');
+  args.push('--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'clawgym');
+  if (m.root) args.push('--cap-drop', 'ALL');
+  args.push('--chdir', cwd);
+  return args;
+}
+
+/**
+ * Make a slot named `name` under `<root>/<runId>/`: folder, owner file, cgroups with `limits`,
+ * and the holder when the machine uses one. Throws SANDBOX_SPEC_INVALID when the folder exists.
+ */
+export async function makeSlot(m: Machine, root: string, shape: SlotShape, name: string, limits: SandboxSpec['limits'] & { pids: number }): Promise<Slot> {
+  const runDir = join(root, shape.runId);
+  const dir = join(runDir, name);
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(runDir, { recursive: true, mode: 0o755 });
+    try { await mkdir(dir, { mode: 0o755 }); break; } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') throw exists(shape.runId, name, dir);
+      if (code !== 'ENOENT' || attempt >= 3) throw e; // ENOENT: a sibling's destroy() removed the empty run folder meanwhile
+    }
+  }
+  const workspace = join(dir, 'workspace');
+  const home = join(dir, 'home');
+  const cgName = `clawgym-${`${shape.runId}-${name}`.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)}-${randomBytes(3).toString('hex')}`;
+  const owner: OwnerFile = {
+    pid: process.pid, pidStart: startTimeOf(process.pid), host: hostname(), runId: shape.runId, rolloutId: name,
+    created: new Date().toISOString(), mode: m.mode,
+    cgroups: shape.controllers.filter((c) => m.cgroups[c]).map((c) => join(m.cgroups[c]!.parent, cgName)).filter((v, i, a) => a.indexOf(v) === i),
+  };
+  let cgroups: string[] = [];
+  try {
+    await writeFile(join(dir, 'owner.json'), JSON.stringify(owner, null, 2)); // before the cgroups exist: sweep finds them
+    await mkdir(workspace);
+    await mkdir(join(home, 'tmp'), { recursive: true });
+    cgroups = await makeCgroups(m.cgroups, cgName, shape.controllers);
+    await writeLimits(m.cgroups, cgName, limits);
+  } catch (e) {
+    for (const cg of owner.cgroups) await removeCgroup(cg);
+    await removeTree(dir);
+    throw e;
+  }
+  // The holder's environment is PATH and LANG: never a secret, and no sandbox marker either (a
+  // pooled holder's folder is renamed; it dies with its pid 1, its cgroup, and its runner).
+  const holder = m.mode === 'bubblewrap' && m.holder
+    ? new Holder({ bwrap: bwrapArgs(m, { workspace, home }, shape, SANDBOX_WORKSPACE), env: { PATH: sandboxPath(), LANG: 'C.UTF-8' }, cgroups, port: SANDBOX_PROXY_PORT, socketInside: SANDBOX_PROXY_SOCKET })
+    : undefined;
+  return { dir, workspace, home, cgName, cgroups, owner, holder };
+}
+
+function exists(runId: string, rolloutId: string, dir: string): ClawGymError {
+  return new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `sandbox ${runId}/${rolloutId} already exists (${dir})`, { hint: `destroy it, or sweep('${runId}') (clawgym gc)` });
+}
+
+/** Kill a slot's holder and remove the rest (for slots never handed out, and destroyed sandboxes). */
+export async function discardSlot(slot: Slot): Promise<void> {
+  await slot.holder?.kill();
+  await removeSandbox(slot.dir, slot.cgroups);
+  await rmdir(dirname(slot.dir)).catch(() => undefined); // the run's folder, only when empty
+}
+
+interface Pooled { slot: Promise<Slot | undefined>; idle: NodeJS.Timeout }
+
+/** Warm slots per shape (see the file comment). */
+export class SlotPool {
+  private readonly idle = new Map<string, Pooled[]>();
+  private closed = false;
+
+  constructor(private readonly m: Machine, private readonly root: string, private readonly size: number, private readonly background: Background) {}
+
+  /**
+   * The slot for sandbox `rolloutId` with `limits`: a pooled one renamed and given its limits
+   * when one of this shape is there (starting its replacement), a new one otherwise (then the
+   * pool for this shape starts filling).
+   */
+  async take(shape: SlotShape, rolloutId: string, limits: SandboxSpec['limits'] & { pids: number }): Promise<Slot> {
+    const key = keyOf(shape);
+    const queue = this.idle.get(key) ?? [];
+    let slot: Slot | undefined;
+    while (!slot && queue.length) {
+      const p = queue.shift()!;
+      clearTimeout(p.idle);
+      const s = await p.slot;
+      // Renamed only once its holder is up: bubblewrap resolves the bind mounts' paths as it starts.
+      const up = s && (await s.holder?.ready.then(() => true, () => false) ?? true);
+      if (s && up && !s.holder?.gone()) slot = s;
+      else if (s) this.background(discardSlot(s));
+    }
+    this.fill(shape);
+    if (!slot) return makeSlot(this.m, this.root, shape, rolloutId, limits);
+    const dir = join(this.root, shape.runId, rolloutId);
+    try {
+      // A folder that exists (a sandbox of that id) is not empty: rename refuses to replace it.
+      await rename(slot.dir, dir);
+    } catch (e) {
+      this.background(discardSlot(slot));
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR') throw exists(shape.runId, rolloutId, dir);
+      throw e;
+    }
+    const owner: OwnerFile = { ...slot.owner, rolloutId, created: new Date().toISOString() };
+    const taken: Slot = { ...slot, dir, workspace: join(dir, 'workspace'), home: join(dir, 'home'), owner };
+    try {
+      await writeFile(join(dir, 'owner.json'), JSON.stringify(owner, null, 2));
+      await writeLimits(this.m.cgroups, slot.cgName, limits);
+    } catch (e) {
+      this.background(discardSlot(taken));
+      throw e;
+    }
+    return taken;
+  }
+
+  /** Start slots of `shape` until the pool holds its size. */
+  private fill(shape: SlotShape): void {
+    if (this.closed || this.size <= 0) return;
+    const key = keyOf(shape);
+    const queue = this.idle.get(key) ?? [];
+    this.idle.set(key, queue);
+    while (queue.length < this.size) {
+      const name = `${POOLED_PREFIX}${randomBytes(6).toString('hex')}`;
+      const slot = makeSlot(this.m, this.root, shape, name, { pids: DEFAULT_PIDS_LIMIT }).catch(() => undefined);
+      const entry: Pooled = {
+        slot,
+        idle: setTimeout(() => {
+          const i = queue.indexOf(entry);
+          if (i >= 0) queue.splice(i, 1);
+          this.background(slot.then((s) => s && discardSlot(s)));
+        }, IDLE_MS),
+      };
+      entry.idle.unref();
+      queue.push(entry);
+    }
+  }
+
+  /** Drop every idle slot (their removal goes to the background). */
+  close(): void {
+    this.closed = true;
+    for (const queue of this.idle.values()) {
+      for (const p of queue.splice(0)) {
+        clearTimeout(p.idle);
+        this.background(p.slot.then((s) => s && discardSlot(s)));
+      }
+    }
+  }
+}
