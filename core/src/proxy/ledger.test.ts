@@ -50,6 +50,22 @@ describe('TITO ledger', () => {
       .toEqual({ kind: 'fork', reason: "call 0's reply was not echoed as we returned it (message 1 differs)" });
   });
 
+  it('keys tool lists by value: the same list in new objects reuses, a change deep in a schema forks', () => {
+    const ledger = new TitoLedger(chatTemplate);
+    const schema = (type: string) => [{ name: 'w', description: 'write', parameters: { type: 'object', properties: { path: { type } } } }];
+    const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };
+    const first = ledger.prepare({ messages: [user('go')], tools: schema('string') });
+    first.commit({ callIndex: 0, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    // Every request parses its tools into new objects: equal values are the same list.
+    expect(ledger.prepare({ messages: [user('go'), reply, user('x')], tools: schema('string') }).origin.kind).toBe('reuse');
+    expect(ledger.prepare({ messages: [user('go'), reply, user('x')], tools: schema('number') }).origin).toEqual({ kind: 'fork', reason: 'tool list differs from call 0' });
+    // The key of the first list is still found after another list was seen.
+    expect(ledger.prepare({ messages: [user('go'), reply, user('y')], tools: schema('string') }).origin.kind).toBe('reuse');
+    // The same values with keys in another order are the same tools too (the key sorts them).
+    const reordered = [{ name: 'w', description: 'write', parameters: { properties: { path: { type: 'string' } }, type: 'object' } }];
+    expect(ledger.prepare({ messages: [user('go'), reply, user('z')], tools: reordered }).origin.kind).toBe('reuse');
+  });
+
   it('extends the tip in place but branches safely: earlier prompts never change', () => {
     const ledger = new TitoLedger(chatTemplate);
     const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };

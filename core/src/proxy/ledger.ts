@@ -1,7 +1,8 @@
 import type { ChatTemplate, Drift, FinishReason, TokenIds } from '../contracts/engine';
-import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
+import type { CanonicalConversation, CanonicalMessage, ToolSpec } from '../contracts/messages';
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
+import { sameValues } from '../util/same-values';
 import { IdBuffer } from './id-buffer';
 
 /** What the ledger remembers of one answered call. */
@@ -58,12 +59,14 @@ export class TitoLedger {
   private readonly attempts: Attempt[] = [];
   /** The template's per-session state for continuations (see ChatTemplate.continueFrom). */
   private readonly memo: Record<string, unknown> = {};
+  /** The last tool list seen and its key: a harness sends the same list at every call. */
+  private lastTools?: { list: readonly ToolSpec[]; key: string };
 
   constructor(private readonly template: ChatTemplate) {}
 
   prepare(conversation: CanonicalConversation): PreparedPrompt {
     const { messages, context } = splitTrailingContext(conversation.messages);
-    const tools = toolsKey(conversation.tools);
+    const tools = this.toolsKeyOf(conversation.tools);
     const parent = this.findParent(messages, tools);
     const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
     let buffer: IdBuffer;
@@ -110,6 +113,19 @@ export class TitoLedger {
         this.attempts.push({ callIndex, tools, messages, context, promptIds });
       },
     };
+  }
+
+  /**
+   * The key of a tool list. A list equal value for value to the last one (the usual case: the
+   * same tools at every call) has its key, found by a comparison several times cheaper than
+   * writing the list out as JSON; equal values write the same JSON, so the same key.
+   */
+  private toolsKeyOf(list: readonly ToolSpec[]): string {
+    const last = this.lastTools;
+    if (last && sameValues(list, last.list)) return last.key;
+    const key = toolsKey(list);
+    this.lastTools = { list, key };
+    return key;
   }
 
   /** The latest failed call with exactly these messages (its re-send after the error). */
