@@ -57,7 +57,7 @@ function* partsOf(text: string, cut: boolean): Generator<string> {
 }
 
 /** The library's internals the piece cache uses (see {@link HfTokenizer}'s `pieces`). */
-interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[]; config?: { pattern?: { Regex?: string }; behavior?: string; invert?: boolean } }
+interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[]; pattern?: RegExp | null; config?: { pattern?: { Regex?: string }; behavior?: string; invert?: boolean } }
 interface LibInternals {
   normalizer: ((s: string) => string) | null;
   pre_tokenizer: LibStage | null;
@@ -76,6 +76,28 @@ interface PieceCache {
   cache: Map<string, number[]>;
   /** Whether long text may be pre-tokenized in parts ({@link partsOf}). */
   cut: boolean;
+  /** The first stage's pattern, where its pieces are its matches (see {@link firstPieces}). */
+  pattern?: RegExp;
+}
+
+/**
+ * The first stage's pieces of `text`. Where the stage is an isolating split whose pattern covers
+ * every character ({@link NEWLINE_CUT_PATTERNS}) its pieces are the pattern's matches, found in
+ * one native `match` rather than the library's per-match objects and copies (the split runs on
+ * every text a call encodes); the matches are used only when they tile the text, which is when
+ * the library's split gives exactly them (it adds the gaps between matches and drops empty ones).
+ */
+function firstPieces(p: PieceCache, text: string): string[] {
+  if (p.pattern) {
+    const m = text.match(p.pattern);
+    if (m) {
+      let total = 0;
+      let empty = false;
+      for (const x of m) { total += x.length; if (!x) empty = true; }
+      if (total === text.length) return empty ? m.filter((x) => x) : m;
+    }
+  }
+  return p.first.pre_tokenize(text, { section_index: 0 });
 }
 
 /** The library's internals a byte-level decode reads (see {@link byteLevelDecoder}). */
@@ -155,6 +177,7 @@ function pieceCache(tokenizer: HfLibTokenizer, normalizerType: unknown): PieceCa
     normalize, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
     cut: NEWLINE_CUT_PATTERNS.has(first.config?.pattern?.Regex ?? '') && first.config?.behavior === 'Isolated' && !first.config.invert,
   };
+  if (p.cut && first.pattern instanceof RegExp && first.pattern.global) p.pattern = first.pattern;
   // The post-processor must add nothing when special tokens are off: compare on a probe.
   const probe = 'Hello, world! 123  \n\tcafé 你好';
   const lib2 = tokenizer.encode(probe, { add_special_tokens: false }).ids;
@@ -219,7 +242,7 @@ export class HfTokenizer implements Tokenizer {
     const parts = new IdChunks();
     for (const part of partsOf(normalized, p.cut)) {
       const out: number[] = [];
-      for (const piece of p.first.pre_tokenize(part, { section_index: 0 })) {
+      for (const piece of firstPieces(p, part)) {
         let ids = p.cache.get(piece);
         if (!ids) {
           const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
