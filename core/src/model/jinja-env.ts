@@ -5,7 +5,7 @@ import type * as Jinja from '@huggingface/jinja' with { 'resolution-mode': 'impo
 const { Environment, Interpreter, Template } = require('@huggingface/jinja') as typeof Jinja;
 type Template = Jinja.Template;
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
-import { compileTemplate, type CompiledTemplate } from './jinja-compile';
+import { compileTemplate, freezeForRender, type CompiledTemplate } from './jinja-compile';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -143,6 +143,7 @@ export class JinjaRenderer {
    * namespaces they make themselves.
    */
   prepare(value: unknown): Prepared {
+    value = freezeForRender(value);
     let runtime: unknown;
     return { plain: value, get runtime() { return (runtime ??= new Environment().set('v', value)); } };
   }
