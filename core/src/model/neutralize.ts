@@ -19,7 +19,7 @@ export class Neutralizer {
     this.originals = [...seed];
   }
 
-  /** `value` with every look-alike in its strings (keys too) replaced by a placeholder. */
+  /** `value` with every look-alike in its strings (keys too) replaced by a placeholder; parts without any are shared, not copied. */
   apply<T>(value: T): T {
     return this.deep(value) as T;
   }
@@ -31,13 +31,33 @@ export class Neutralizer {
     return s.replace(this.lookAlike, (m) => `${OPEN}${this.originals.push(m) - 1}${CLOSE}`);
   }
 
+  /** `v` with look-alikes replaced; a value without any is returned as it is (nothing copied). */
   private deep(v: unknown): unknown {
     if (typeof v === 'string') return this.str(v);
-    if (Array.isArray(v)) return v.map((x) => this.deep(x));
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        const y = this.deep(x);
+        if (out) out.push(y);
+        else if (y !== x) { out = v.slice(0, i); out.push(y); }
+      }
+      return out ?? v;
+    }
     if (v && typeof v === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[this.str(k)] = this.deep(x);
-      return out;
+      const entries = Object.entries(v);
+      let out: Record<string, unknown> | undefined;
+      for (let i = 0; i < entries.length; i++) {
+        const [k, x] = entries[i]!;
+        const k2 = this.str(k);
+        const y = this.deep(x);
+        if (!out && (k2 !== k || y !== x)) {
+          out = {};
+          for (let j = 0; j < i; j++) out[entries[j]![0]] = entries[j]![1];
+        }
+        if (out) out[k2] = y;
+      }
+      return out ?? v;
     }
     return v;
   }
