@@ -3,6 +3,7 @@ import type { CanonicalConversation, CanonicalMessage, ToolSpec } from '../contr
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
 import { sameValues } from '../util/same-values';
+import { settle } from '../util/settled';
 import { IdBuffer } from './id-buffer';
 
 /** What the ledger remembers of one answered call. */
@@ -66,6 +67,8 @@ export class TitoLedger {
 
   prepare(conversation: CanonicalConversation): PreparedPrompt {
     const { messages, context } = splitTrailingContext(conversation.messages);
+    this.share(messages);
+    if (context) settle(context);
     const tools = this.toolsKeyOf(conversation.tools);
     const parent = this.findParent(messages, tools);
     const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
@@ -104,6 +107,7 @@ export class TitoLedger {
       origin,
       drift,
       commit: (answer) => {
+        settle(answer.reply);
         this.entries.push({
           callIndex: answer.callIndex, tools, messages, context, reply: answer.reply,
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
@@ -113,6 +117,25 @@ export class TitoLedger {
         this.attempts.push({ callIndex, tools, messages, context, promptIds });
       },
     };
+  }
+
+  /**
+   * Each request brings the whole conversation again, parsed into new objects. A message equal
+   * value for value to the latest call's message at its place (or to the reply it returned) is
+   * replaced by that call's object, and the rest are settled (frozen; util/settled.ts): a
+   * session keeps each message once instead of once per call (a 50-call rollout held 50 copies
+   * of its system prompt), comparisons with earlier calls find the same object, and the
+   * template converts each message once. Equal values are the same message for every later use.
+   */
+  private share(messages: CanonicalMessage[]): void {
+    const last = this.entries[this.entries.length - 1];
+    if (last) {
+      const known = last.messages;
+      const n = Math.min(messages.length, known.length);
+      for (let i = 0; i < n; i++) if (messages[i] !== known[i] && sameValues(messages[i], known[i])) messages[i] = known[i]!;
+      if (messages.length > n && n === known.length && sameValues(messages[n], last.reply)) messages[n] = last.reply;
+    }
+    for (const m of messages) settle(m);
   }
 
   /**
