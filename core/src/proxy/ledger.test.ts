@@ -66,6 +66,29 @@ describe('TITO ledger', () => {
     expect(ledger.prepare({ messages: [user('go'), reply, user('z')], tools: reordered }).origin.kind).toBe('reuse');
   });
 
+  it('keeps a message sent again with the same values once, and one that differs in any value as it was sent', () => {
+    const ledger = new TitoLedger(chatTemplate);
+    const stored = () => (ledger as unknown as { entries: { messages: CanonicalMessage[]; reply: CanonicalMessage }[] }).entries;
+    const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'thinking', text: 'hmm' }, { type: 'text', text: 'ok' }] };
+    const p0 = ledger.prepare({ messages: [user('go')], tools });
+    p0.commit({ callIndex: 0, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    // The harness sends the whole conversation again, parsed into new objects, its echo without the reasoning.
+    const echo: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };
+    const p1 = ledger.prepare({ messages: [user('go'), echo, user('next')], tools });
+    expect(p1.origin.kind).toBe('reuse');
+    p1.commit({ callIndex: 1, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    const [e0, e1] = stored();
+    expect(e1!.messages[0]).toBe(e0!.messages[0]); // same values: the earlier object
+    expect(e1!.messages[1]).toBe(echo); // the same message to the ledger, but not the same values: kept as sent
+    expect(Object.isFrozen(e1!.messages[2]) && Object.isFrozen(e1!.messages[2]!.parts[0])).toBe(true);
+    // The reply we returned, echoed with all its values, is the reply object itself.
+    const p2 = ledger.prepare({ messages: [user('go'), echo, user('next'), { role: 'assistant', parts: [{ type: 'thinking', text: 'hmm' }, { type: 'text', text: 'ok' }] }, user('more')], tools });
+    expect(p2.origin).toMatchObject({ kind: 'reuse', parentCall: 1 });
+    p2.commit({ callIndex: 2, outputIds: [], finishReason: 'stop', reply });
+    expect(stored()[2]!.messages[3]).toBe(reply);
+    expect(stored()[2]!.messages[1]).toBe(echo);
+  });
+
   it('extends the tip in place but branches safely: earlier prompts never change', () => {
     const ledger = new TitoLedger(chatTemplate);
     const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };
