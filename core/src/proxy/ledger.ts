@@ -112,11 +112,28 @@ export class TitoLedger {
           callIndex: answer.callIndex, tools, messages, context, reply: answer.reply,
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
         });
+        this.prime({ messages, reply: answer.reply, tools: conversation.tools });
       },
       failed: (callIndex) => {
         this.attempts.push({ callIndex, tools, messages, context, promptIds });
       },
     };
+  }
+
+  /**
+   * Let the template get ready for a continuation of the call just answered (see
+   * ChatTemplate.primeContinuation) once the response is on its way: after the next round of I/O
+   * (two turns of the event loop), so that a harness in this process reads its answer first.
+   * A later call that arrives before it simply does without.
+   */
+  private prime(history: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: readonly ToolSpec[] }): void {
+    const template = this.template;
+    if (!template.primeContinuation) return;
+    setImmediate(() => setImmediate(() => {
+      // Only for the latest call: the next request most likely extends it.
+      if (this.entries[this.entries.length - 1]?.messages !== history.messages) return;
+      try { template.primeContinuation!(history, this.memo); } catch { /* the next call renders its window itself */ }
+    }));
   }
 
   /**
