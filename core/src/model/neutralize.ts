@@ -45,15 +45,17 @@ export class Neutralizer {
       return out ?? v;
     }
     if (v && typeof v === 'object') {
-      const entries = Object.entries(v);
+      // for…in, not Object.entries: a render walks every message of its window, and the key
+      // arrays were most of the walk's garbage.
+      const o = v as Record<string, unknown>;
       let out: Record<string, unknown> | undefined;
-      for (let i = 0; i < entries.length; i++) {
-        const [k, x] = entries[i]!;
+      for (const k in o) {
+        const x = o[k];
         const k2 = this.str(k);
         const y = this.deep(x);
         if (!out && (k2 !== k || y !== x)) {
           out = {};
-          for (let j = 0; j < i; j++) out[entries[j]![0]] = entries[j]![1];
+          for (const j in o) { if (j === k) break; out[j] = o[j]; }
         }
         if (out) out[k2] = y;
       }

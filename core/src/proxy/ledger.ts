@@ -2,7 +2,7 @@ import type { ChatTemplate, Drift, FinishReason, TokenIds } from '../contracts/e
 import type { CanonicalConversation, CanonicalMessage, ToolSpec } from '../contracts/messages';
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
-import { sameValues } from '../util/same-values';
+import { sameJson } from '../util/same-values';
 import { settle } from '../util/settled';
 import { IdBuffer } from './id-buffer';
 
@@ -138,7 +138,7 @@ export class TitoLedger {
 
   /**
    * Each request brings the whole conversation again, parsed into new objects. A message equal
-   * value for value to the latest call's message at its place (or to the reply it returned) is
+   * value for value (keys in any order) to the latest call's message at its place (or to the reply it returned) is
    * replaced by that call's object, and the rest are settled (frozen; util/settled.ts): a
    * session keeps each message once instead of once per call (a 50-call rollout held 50 copies
    * of its system prompt), comparisons with earlier calls find the same object, and the
@@ -149,8 +149,8 @@ export class TitoLedger {
     if (last) {
       const known = last.messages;
       const n = Math.min(messages.length, known.length);
-      for (let i = 0; i < n; i++) if (messages[i] !== known[i] && sameValues(messages[i], known[i])) messages[i] = known[i]!;
-      if (messages.length > n && n === known.length && sameValues(messages[n], last.reply)) messages[n] = last.reply;
+      for (let i = 0; i < n; i++) if (messages[i] !== known[i] && sameJson(messages[i], known[i])) messages[i] = known[i]!;
+      if (messages.length > n && n === known.length && sameJson(messages[n], last.reply)) messages[n] = last.reply;
     }
     for (const m of messages) settle(m);
   }
@@ -158,11 +158,11 @@ export class TitoLedger {
   /**
    * The key of a tool list. A list equal value for value to the last one (the usual case: the
    * same tools at every call) has its key, found by a comparison several times cheaper than
-   * writing the list out as JSON; equal values write the same JSON, so the same key.
+   * writing the list out as JSON; equal values (keys in any order) have the same sorted JSON, so the same key.
    */
   private toolsKeyOf(list: readonly ToolSpec[]): string {
     const last = this.lastTools;
-    if (last && sameValues(list, last.list)) return last.key;
+    if (last && sameJson(list, last.list)) return last.key;
     const key = toolsKey(list);
     this.lastTools = { list, key };
     return key;

@@ -20,3 +20,29 @@ export function sameValues(a: unknown, b: unknown): boolean {
   }
   return true;
 }
+
+/**
+ * Whether two JSON-shaped values are equal, keys in any order (the relation `stableJson` keys
+ * by), compared without allocating (`for…in` instead of key arrays): the ledger compares each
+ * request's tools and messages with the last call's, most of a request's values.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = a.length - 1; i >= 0; i--) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in x) {
+    if (!(k in y) || !sameJson(x[k], y[k])) return false;
+    keys++;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  for (const _k in y) keys--;
+  return keys === 0;
+}
