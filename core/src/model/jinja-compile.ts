@@ -33,7 +33,11 @@ class Scope {
   readonly vars = new Map<string, unknown>();
   constructor(readonly parent?: Scope) {}
   lookup(name: string): unknown {
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.vars.has(name)) return s.vars.get(name);
+    for (let s: Scope | undefined = this; s; s = s.parent) {
+      // One map lookup where the value is defined (nearly always); `has` only to tell an unset name from one set to undefined.
+      const v = s.vars.get(name);
+      if (v !== undefined || s.vars.has(name)) return v;
+    }
     return undefined;
   }
 }

@@ -148,13 +148,16 @@ export class JinjaRenderer {
     return { plain: value, get runtime() { return (runtime ??= new Environment().set('v', value)); } };
   }
 
+  /** The globals, made once (they hold no state of a render). */
   private globals(): Record<string, unknown> {
-    return {
+    return (this.globalValues ??= {
       false: false, true: true, none: null, False: false, True: true, None: null, range, [STRIP]: strip,
       raise_exception: (message: string) => { throw new TemplateException(message); },
       strftime_now: (format: string) => strftime(format, this.now()),
-    };
+    });
   }
+
+  private globalValues?: Record<string, unknown>;
 
   render(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
     const compiled = this.compiled;

@@ -277,6 +277,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     memo.primed = undefined;
     if (memo.whole || this.generationPrompt() === null) return;
     const window = this.windowOf(toTemplateMessages(history.messages));
+    toTemplateMessages([history.reply]); // converted now, once (a settled reply's template form is remembered)
     const { list, names } = this.standInOf(history.tools, memo);
     try {
       memo.primed = { messages: history.messages, reply: history.reply, tools: names, window, before: this.renderRaw(window, list, false) };
