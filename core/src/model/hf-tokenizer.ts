@@ -239,21 +239,25 @@ export class HfTokenizer implements Tokenizer {
     const p = this.pieces;
     const normalized = p.normalize ? p.normalize(text) : text;
     if (!normalized) return new Int32Array(0);
+    // Text of one part (nearly all text a call encodes) goes straight to its ids.
+    if (normalized.length <= PART_CHARS) return this.encodePart(p, normalized);
     const parts = new IdChunks();
-    for (const part of partsOf(normalized, p.cut)) {
-      const out: number[] = [];
-      for (const piece of firstPieces(p, part)) {
-        let ids = p.cache.get(piece);
-        if (!ids) {
-          const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
-          ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
-          if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
-        }
-        for (const id of ids) out.push(id);
-      }
-      parts.add(Int32Array.from(out));
-    }
+    for (const part of partsOf(normalized, p.cut)) parts.add(this.encodePart(p, part));
     return parts.toIds();
+  }
+
+  private encodePart(p: PieceCache, part: string): Int32Array {
+    const out: number[] = [];
+    for (const piece of firstPieces(p, part)) {
+      let ids = p.cache.get(piece);
+      if (!ids) {
+        const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
+        ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
+        if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+      }
+      for (const id of ids) out.push(id);
+    }
+    return Int32Array.from(out);
   }
 
   /**
