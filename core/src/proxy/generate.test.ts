@@ -19,7 +19,7 @@ async function collect(engine: Engine, firstMs: number, nextMs: number, handleMs
   const ids: number[] = [];
   let timedOut = 0;
   try {
-    for await (const t of withTokenTimeouts(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: 10 } }, firstMs, nextMs, () => { timedOut++; })) {
+    for await (const t of withTokenTimeouts(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: 10, temperature: 1, topP: 1 } }, firstMs, nextMs, () => { timedOut++; })) {
       ids.push(t.tokenId);
       if (handleMs) await sleep(handleMs);
     }
