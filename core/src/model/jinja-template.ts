@@ -98,6 +98,9 @@ export class JinjaChatTemplate implements ChatTemplate {
     return this.renderTemplate(messages, templateToolsOf(tools), addGenerationPrompt);
   }
 
+  /** Settled values found to hold no look-alike (see Neutralizer). */
+  private readonly cleanValues = new WeakSet<object>();
+
   private readonly settledTools = new WeakMap<readonly ToolSpec[], { value: Prepared; originals: readonly string[] }>();
 
   private renderTemplate(messages: readonly unknown[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): RawRender {
@@ -105,7 +108,7 @@ export class JinjaChatTemplate implements ChatTemplate {
   }
 
   private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean): RawRender {
-    const neutral = new Neutralizer(this.lookAlike, t?.originals);
+    const neutral = new Neutralizer(this.lookAlike, t?.originals, this.cleanValues);
     const raw = this.renderer.render({
       ...this.o.specialTokens,
       ...this.o.kwargs,

@@ -1,3 +1,5 @@
+import { isSettled } from '../util/settled';
+
 /**
  * Keeps message text from becoming template markup. Before rendering, every control-token
  * look-alike in text from the harness (message content, reasoning, tool arguments, tool specs)
@@ -14,8 +16,13 @@ const PLACEHOLDER = /\uE000(\d+)\uE001/g;
 export class Neutralizer {
   readonly originals: string[];
 
-  /** `seed`: the originals of values neutralized before (their placeholders keep their numbers). */
-  constructor(private readonly lookAlike: RegExp, seed: readonly string[] = []) {
+  /**
+   * `seed`: the originals of values neutralized before (their placeholders keep their numbers).
+   * `clean`: settled values (util/settled.ts) already found to hold no look-alike of this
+   * `lookAlike`, shared by the Neutralizers of one template: they cannot change, so they are
+   * not walked again (a render's window is mostly messages of earlier calls).
+   */
+  constructor(private readonly lookAlike: RegExp, seed: readonly string[] = [], private readonly clean?: WeakSet<object>) {
     this.originals = [...seed];
   }
 
@@ -34,6 +41,16 @@ export class Neutralizer {
   /** `v` with look-alikes replaced; a value without any is returned as it is (nothing copied). */
   private deep(v: unknown): unknown {
     if (typeof v === 'string') return this.str(v);
+    if (this.clean && typeof v === 'object' && v !== null && isSettled(v)) {
+      if (this.clean.has(v)) return v;
+      const out = this.walk(v);
+      if (out === v) this.clean.add(v);
+      return out;
+    }
+    return this.walk(v);
+  }
+
+  private walk(v: unknown): unknown {
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {

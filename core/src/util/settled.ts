@@ -5,16 +5,15 @@
  */
 const settled = new WeakSet<object>();
 
-/** Freeze `value` and everything in it (plain data), and mark it settled; returns it. */
+/** Freeze `value` and everything in it (plain data), and mark each of them settled; returns it. */
 export function settle<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || settled.has(value)) return value;
   const freeze = (v: unknown): void => {
-    if (typeof v !== 'object' || v === null) return;
+    if (typeof v !== 'object' || v === null || settled.has(v)) return;
     for (const x of Object.values(v)) freeze(x);
     Object.freeze(v);
+    settled.add(v);
   };
   freeze(value);
-  settled.add(value);
   return value;
 }
 
