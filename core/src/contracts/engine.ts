@@ -52,6 +52,12 @@ export interface ChatTemplate {
    * Without it the ledger uses {@link renderContinuation} and calls the prompt clean.
    */
   continueFrom?(history: ContinuationHistory, next: CanonicalMessage[], memo?: Record<string, unknown>): { ids: TokenIds; drift: Drift };
+  /**
+   * Called by the ledger once a call is answered, off the request path: prepare in `memo` (the
+   * session's) what {@link continueFrom} would compute for a continuation of this call before
+   * seeing its new messages. Optional; continueFrom must give the same answer without it.
+   */
+  primeContinuation?(history: Pick<ContinuationHistory, 'messages' | 'reply' | 'tools'>, memo: Record<string, unknown>): void;
 }
 
 /** What the ledger knows of the call a new request extends. */

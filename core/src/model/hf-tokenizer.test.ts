@@ -56,6 +56,29 @@ describe.each(TEST_MODELS)('%s tokenizer', (name) => {
     expect(Array.from(a).findIndex((id, i) => id !== b[i])).toBe(-1);
   });
 
+  it('decodes as the library does: random ids of the whole vocabulary, control ids, characters cut between ids', () => {
+    // The library's own decode (which HfTokenizer's byte-level fast path stands in for), same files, same options.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (json: object, config: object) => { decode(ids: number[], o: object): string } };
+    const lib = new Tokenizer(folder.tokenizerJson, { ...folder.tokenizerConfig, clean_up_tokenization_spaces: false });
+    const libDecode = (ids: number[]) => lib.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+    let seed = 11;
+    const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed; };
+    const texts = [...corpus, ...traffic.slice(0, 4)].map((t) => Array.from(ours.encodeMarkup(t)));
+    const control = [...ours.control.values()];
+    for (let n = 0; n < 400; n++) {
+      let ids: number[];
+      if (n % 3 === 0) ids = Array.from({ length: 1 + (next() % 12) }, () => next() % ours.vocabSize);
+      else {
+        const t = texts[next() % texts.length]!;
+        const from = next() % t.length;
+        ids = t.slice(from, from + 1 + (next() % 24));
+        if (n % 3 === 2) ids.splice(next() % (ids.length + 1), 0, control[next() % control.length]!);
+      }
+      expect([ids, ours.decode(ids)]).toEqual([ids, libDecode(ids)]);
+    }
+  });
+
   it('never encodes message text to a control id, however it looks', () => {
     for (const text of corpus) expect(Array.from(ours.encode(text)).filter((id) => ours.isControl(id))).toEqual([]);
     const lookAlikes = [...ours.control.keys()].slice(0, 400).join(' ');

@@ -57,7 +57,7 @@ function* partsOf(text: string, cut: boolean): Generator<string> {
 }
 
 /** The library's internals the piece cache uses (see {@link HfTokenizer}'s `pieces`). */
-interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[]; config?: { pattern?: { Regex?: string }; behavior?: string; invert?: boolean } }
+interface LibStage { pre_tokenize(text: string | string[], options?: { section_index: number }): string[]; tokenizers?: (LibStage | null)[]; pattern?: RegExp | null; config?: { pattern?: { Regex?: string }; behavior?: string; invert?: boolean } }
 interface LibInternals {
   normalizer: ((s: string) => string) | null;
   pre_tokenizer: LibStage | null;
@@ -76,6 +76,87 @@ interface PieceCache {
   cache: Map<string, number[]>;
   /** Whether long text may be pre-tokenized in parts ({@link partsOf}). */
   cut: boolean;
+  /** The first stage's pattern, where its pieces are its matches (see {@link firstPieces}). */
+  pattern?: RegExp;
+}
+
+/**
+ * The first stage's pieces of `text`. Where the stage is an isolating split whose pattern covers
+ * every character ({@link NEWLINE_CUT_PATTERNS}) its pieces are the pattern's matches, found in
+ * one native `match` rather than the library's per-match objects and copies (the split runs on
+ * every text a call encodes); the matches are used only when they tile the text, which is when
+ * the library's split gives exactly them (it adds the gaps between matches and drops empty ones).
+ */
+function firstPieces(p: PieceCache, text: string): string[] {
+  if (p.pattern) {
+    const m = text.match(p.pattern);
+    if (m) {
+      let total = 0;
+      let empty = false;
+      for (const x of m) { total += x.length; if (!x) empty = true; }
+      if (total === text.length) return empty ? m.filter((x) => x) : m;
+    }
+  }
+  return p.first.pre_tokenize(text, { section_index: 0 });
+}
+
+/** The library's internals a byte-level decode reads (see {@link byteLevelDecoder}). */
+interface LibDecodeInternals {
+  decoder?: { config?: { type?: string }; byte_decoder?: Record<string, number>; added_tokens?: { content: string }[]; end_of_word_suffix?: unknown } | null;
+  model?: { vocab?: unknown };
+}
+
+/**
+ * A decode of a ByteLevel decoder's ids that does what the library does (each token's
+ * characters mapped back to bytes and decoded as UTF-8 with replacement, an added token's text
+ * as it is, the runs between added tokens decoded apart) without its per-call work: the
+ * library maps every id to its token, searches the added tokens for each one and spreads the
+ * text into characters at every decode, and the proxy decodes at every streamed token. The
+ * bytes of each id are found once. Undefined where the tokenizer's decoder is anything else.
+ */
+function byteLevelDecoder(tokenizer: HfLibTokenizer): ((ids: ArrayLike<number>) => string | undefined) | undefined {
+  const lib = tokenizer as unknown as LibDecodeInternals;
+  const d = lib.decoder;
+  const vocab = lib.model?.vocab;
+  if (!d || d.config?.type !== 'ByteLevel' || !d.byte_decoder || !Array.isArray(d.added_tokens) || d.end_of_word_suffix || !Array.isArray(vocab)) return undefined;
+  const byteOf = d.byte_decoder;
+  const added = new Set(d.added_tokens.map((t) => t.content));
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  /** Per id: its bytes, or the text of an added token; null for an id outside the vocabulary. */
+  const pieces: (Uint8Array | string | null | undefined)[] = [];
+  const pieceOf = (id: number): Uint8Array | string | null => {
+    let piece = pieces[id];
+    if (piece !== undefined) return piece;
+    const token = Number.isInteger(id) && id >= 0 ? (vocab as unknown[])[id] : undefined;
+    if (typeof token !== 'string') piece = null;
+    else if (added.has(token)) piece = token;
+    else piece = Uint8Array.from(Array.from(token, (c) => byteOf[c] ?? 0));
+    if (id >= 0 && id < vocab.length) pieces[id] = piece;
+    return piece;
+  };
+  let buffer = new Uint8Array(256);
+  return (ids) => {
+    let out = '';
+    let n = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const piece = pieceOf(ids[i]!);
+      if (piece === null) return undefined; // the library's unknown-token handling decides
+      if (typeof piece === 'string') {
+        if (n) { out += text.decode(buffer.subarray(0, n)); n = 0; }
+        out += piece;
+        continue;
+      }
+      if (n + piece.length > buffer.length) {
+        const grown = new Uint8Array(Math.max(buffer.length * 2, n + piece.length));
+        grown.set(buffer.subarray(0, n));
+        buffer = grown;
+      }
+      buffer.set(piece, n);
+      n += piece.length;
+    }
+    if (n) out += text.decode(buffer.subarray(0, n));
+    return out;
+  };
 }
 
 /** Unicode normalizations, under which ASCII text is unchanged. */
@@ -96,6 +177,7 @@ function pieceCache(tokenizer: HfLibTokenizer, normalizerType: unknown): PieceCa
     normalize, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
     cut: NEWLINE_CUT_PATTERNS.has(first.config?.pattern?.Regex ?? '') && first.config?.behavior === 'Isolated' && !first.config.invert,
   };
+  if (p.cut && first.pattern instanceof RegExp && first.pattern.global) p.pattern = first.pattern;
   // The post-processor must add nothing when special tokens are off: compare on a probe.
   const probe = 'Hello, world! 123  \n\tcafé 你好';
   const lib2 = tokenizer.encode(probe, { add_special_tokens: false }).ids;
@@ -136,6 +218,14 @@ export class HfTokenizer implements Tokenizer {
       { ...config, added_tokens_decoder: Object.fromEntries(Object.entries(decoder).filter(([, t]) => !control.has(t.content))) },
     );
     this.pieces = pieceCache(this.plain, (tokenizerJson.normalizer as { type?: unknown } | null | undefined)?.type);
+    this.fastDecode = byteLevelDecoder(this.full);
+    // Kept only if it gives the library's text on a probe: multi-byte text, control tokens, a character cut between ids.
+    if (this.fastDecode) {
+      const enc = (t: string) => this.full.encode(t, { add_special_tokens: false }).ids as number[];
+      const probe = enc('Hello, world!\n\t你好 🙂 café');
+      const ids = [...probe, ...[...control.values()].slice(0, 4), ...enc('𝄞🙂').slice(0, 1), ...probe];
+      if (this.fastDecode(ids) !== this.full.decode(ids, DECODE_OPTIONS)) this.fastDecode = undefined;
+    }
     if (control.size) this.controlRe = new RegExp([...control.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'gu');
     const modelVocab = Object.keys(((tokenizerJson.model as { vocab?: object })?.vocab) ?? {}).length;
     this.vocabSize = Math.max(modelVocab, ...added.map((t) => t.id + 1));
@@ -149,21 +239,25 @@ export class HfTokenizer implements Tokenizer {
     const p = this.pieces;
     const normalized = p.normalize ? p.normalize(text) : text;
     if (!normalized) return new Int32Array(0);
+    // Text of one part (nearly all text a call encodes) goes straight to its ids.
+    if (normalized.length <= PART_CHARS) return this.encodePart(p, normalized);
     const parts = new IdChunks();
-    for (const part of partsOf(normalized, p.cut)) {
-      const out: number[] = [];
-      for (const piece of p.first.pre_tokenize(part, { section_index: 0 })) {
-        let ids = p.cache.get(piece);
-        if (!ids) {
-          const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
-          ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
-          if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
-        }
-        for (const id of ids) out.push(id);
-      }
-      parts.add(Int32Array.from(out));
-    }
+    for (const part of partsOf(normalized, p.cut)) parts.add(this.encodePart(p, part));
     return parts.toIds();
+  }
+
+  private encodePart(p: PieceCache, part: string): Int32Array {
+    const out: number[] = [];
+    for (const piece of firstPieces(p, part)) {
+      let ids = p.cache.get(piece);
+      if (!ids) {
+        const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
+        ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
+        if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+      }
+      for (const id of ids) out.push(id);
+    }
+    return Int32Array.from(out);
   }
 
   /**
@@ -200,8 +294,15 @@ export class HfTokenizer implements Tokenizer {
     return this.controlById.has(id);
   }
 
+  /** See {@link byteLevelDecoder}. */
+  private readonly fastDecode?: (ids: ArrayLike<number>) => string | undefined;
+
   /** Decode ids; control tokens decode to their text, and spaces are left as the tokens have them. */
   decode(ids: ArrayLike<number>): string {
+    if (this.fastDecode && ids.length) {
+      const text = this.fastDecode(ids);
+      if (text !== undefined) return text;
+    }
     if (ids.length === 1) {
       // One id decodes the same wherever it stands (the decoders see it as the whole sequence):
       // remembered, since streaming decodes each new token on its own (see streamDecoder).

@@ -74,6 +74,21 @@ describe('compiled form, where it leaves the result to the interpreter', () => {
     else expect(() => r.render(variables)).toThrow();
   });
 
+  it('writes a prepared value\'s tojson once: a frozen copy, the caller\'s value left as it is', () => {
+    const r = new JinjaRenderer('{% for t in tools %}{{ t | tojson }};{% endfor %}{{ tools[0].function.name }}', NOW, Infinity);
+    const tools = [{ type: 'function', function: { name: 'run', description: null, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } } }];
+    const prepared = r.prepare(tools);
+    expect(prepared.plain).not.toBe(tools);
+    expect(Object.isFrozen((prepared.plain as typeof tools)[0]!.function.parameters)).toBe(true);
+    expect(Object.isFrozen(tools[0]!.function.parameters)).toBe(false);
+    const expected = '{"type": "function", "function": {"name": "run", "description": null, "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}};run';
+    expect(r.interpret({}, { tools: prepared })).toBe(expected);
+    for (let i = 0; i < 3; i++) expect(r.render({}, { tools: prepared })).toBe(expected);
+    // The caller may go on changing its own value; what was prepared stays what it was.
+    tools[0]!.function.name = 'changed';
+    expect(r.render({}, { tools: prepared })).toBe(expected);
+  });
+
   it('does not compile a template using a construct it does not handle (the interpreter renders it)', () => {
     const r = new JinjaRenderer('{% macro f(x) %}{{ x }}{% endmacro %}{{ f(1) | upper }}', NOW);
     expect(r.isCompiled).toBe(false);

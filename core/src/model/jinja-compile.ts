@@ -33,7 +33,11 @@ class Scope {
   readonly vars = new Map<string, unknown>();
   constructor(readonly parent?: Scope) {}
   lookup(name: string): unknown {
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.vars.has(name)) return s.vars.get(name);
+    for (let s: Scope | undefined = this; s; s = s.parent) {
+      // One map lookup where the value is defined (nearly always); `has` only to tell an unset name from one set to undefined.
+      const v = s.vars.get(name);
+      if (v !== undefined || s.vars.has(name)) return v;
+    }
     return undefined;
   }
 }
@@ -53,15 +57,48 @@ function truthy(v: unknown): boolean {
   return !!v;
 }
 
+/**
+ * Values made immutable for rendering ({@link freezeForRender}), with their JSON once written:
+ * a harness's tool list is written out by `tojson` at every render, and it never changes.
+ */
+const frozen = new WeakSet<object>();
+const frozenJson = [new WeakMap<object, string>(), new WeakMap<object, string>()] as const;
+
+/**
+ * A deep copy of a JSON-shaped value, frozen, whose `tojson` is written once and remembered
+ * (templates cannot change values: `set` assigns only variables and namespaces).
+ */
+export function freezeForRender<T>(value: T): T {
+  const copy = structuredClone(value);
+  const mark = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null) return;
+    for (const x of Object.values(v)) mark(x);
+    Object.freeze(v);
+    frozen.add(v);
+  };
+  mark(copy);
+  return copy;
+}
+
 /** The library's `toJSON` with its default options (`tojson`, and how lists and dicts print). */
 function toJson(v: unknown, undefinedAsNull: boolean): string {
+  if (typeof v === 'object' && v !== null && frozen.has(v)) {
+    const memo = frozenJson[undefinedAsNull ? 1 : 0];
+    let text = memo.get(v);
+    if (text === undefined) memo.set(v, (text = writeJson(v, undefinedAsNull)));
+    return text;
+  }
+  return writeJson(v, undefinedAsNull);
+}
+
+function writeJson(v: unknown, undefinedAsNull: boolean): string {
   if (v === null) return 'null';
   if (v === undefined) return undefinedAsNull ? 'null' : 'undefined';
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map((x) => toJson(x, undefinedAsNull)).join(', ')}]`;
+  if (Array.isArray(v)) return `[${v.map((x) => writeJson(x, undefinedAsNull)).join(', ')}]`;
   const entries = v instanceof Namespace ? [...v.map] : isDict(v) ? Object.entries(v) : undefined;
   if (!entries) throw new Fallback('tojson of a function');
-  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}: ${toJson(x, undefinedAsNull)}`).join(', ')}}`;
+  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}: ${writeJson(x, undefinedAsNull)}`).join(', ')}}`;
 }
 
 /** How a statement's value is written out (the interpreter's `toString`); none and undefined write nothing. */

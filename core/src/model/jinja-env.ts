@@ -5,7 +5,7 @@ import type * as Jinja from '@huggingface/jinja' with { 'resolution-mode': 'impo
 const { Environment, Interpreter, Template } = require('@huggingface/jinja') as typeof Jinja;
 type Template = Jinja.Template;
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
-import { compileTemplate, type CompiledTemplate } from './jinja-compile';
+import { compileTemplate, freezeForRender, type CompiledTemplate } from './jinja-compile';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -143,17 +143,21 @@ export class JinjaRenderer {
    * namespaces they make themselves.
    */
   prepare(value: unknown): Prepared {
+    value = freezeForRender(value);
     let runtime: unknown;
     return { plain: value, get runtime() { return (runtime ??= new Environment().set('v', value)); } };
   }
 
+  /** The globals, made once (they hold no state of a render). */
   private globals(): Record<string, unknown> {
-    return {
+    return (this.globalValues ??= {
       false: false, true: true, none: null, False: false, True: true, None: null, range, [STRIP]: strip,
       raise_exception: (message: string) => { throw new TemplateException(message); },
       strftime_now: (format: string) => strftime(format, this.now()),
-    };
+    });
   }
+
+  private globalValues?: Record<string, unknown>;
 
   render(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
     const compiled = this.compiled;

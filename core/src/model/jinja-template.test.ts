@@ -59,6 +59,38 @@ describe('incremental continuation', () => {
     expect(c.drift.reason).toMatch(/the template re-renders the reply/);
   });
 
+  it('gives the same ids with the window prepared after each answer (primeContinuation), rendering once per call', () => {
+    const { chatTemplate } = testModel('qwen3');
+    const template = chatTemplate as unknown as { renderRaw: (...a: unknown[]) => unknown };
+    const run = (prime: boolean) => {
+      const memo: { whole?: boolean; checkedAt?: number } = {};
+      let messages: CanonicalMessage[] = [{ role: 'system', parts: [t('You are an agent.')] }, { role: 'user', parts: [t('go')] }];
+      const out: { ids: number[]; drift: string; renders: number }[] = [];
+      for (let i = 0; i < 10; i++) {
+        const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'thinking', text: `step ${i}` }, { type: 'tool_call', id: `c${i}`, name: 'run', arguments: JSON.stringify({ cmd: `ls ${i}` }) }] };
+        const next: CanonicalMessage[] = [{ role: 'tool', parts: [{ type: 'tool_result', callId: `c${i}`, content: `file${i}\n`.repeat(i + 1) }] }];
+        const outputIds = chatTemplate.renderReply(reply.parts, tools);
+        if (prime) chatTemplate.primeContinuation!({ messages, reply, tools }, memo);
+        const spy = jest.spyOn(template, 'renderRaw');
+        const c = chatTemplate.continueFrom!({ messages, reply, tools, outputIds, finishReason: 'stop' }, next, memo);
+        out.push({ ids: Array.from(c.ids), drift: c.drift.class, renders: spy.mock.calls.length });
+        spy.mockRestore();
+        messages = [...messages, reply, ...next];
+      }
+      expect(memo.whole).toBeUndefined();
+      return out;
+    };
+    const plain = run(false);
+    const primed = run(true);
+    expect(primed.map(({ ids, drift }) => ({ ids, drift }))).toEqual(plain.map(({ ids, drift }) => ({ ids, drift })));
+    // Calls 0, 2 and 6 (history 2, 6 and 14 messages) are also checked against the full render
+    // (three renders more); the others render once, the window's own render made before — at
+    // call 8 too, where the last call's window has grown past 16 messages and a call without it
+    // renders its window anew.
+    expect(primed.map((c) => c.renders)).toEqual([4, 1, 4, 1, 1, 1, 4, 1, 1, 1]);
+    expect(plain[8]!.renders).toBe(2);
+  });
+
   it('inserts the stop token after a reply cut by the length limit', () => {
     const { chatTemplate, tokenizer } = testModel('qwen3');
     const c = chatTemplate.continueFrom({ messages: [{ role: 'user', parts: [t('hi')] }], reply: { role: 'assistant', parts: [t('cut')] }, tools: [], outputIds: Array.from(tokenizer.encode('cut')), finishReason: 'length' }, [{ role: 'user', parts: [t('go on')] }]);

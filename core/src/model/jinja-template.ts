@@ -1,5 +1,7 @@
 import type { ChatTemplate, ContinuationHistory, Drift, FinishReason, OutputStreamParser, TokenIds } from '../contracts/engine';
 import { IdChunks } from '../util/id-chunks';
+import { sameValues } from '../util/same-values';
+import { isSettled, settle } from '../util/settled';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { eventsToMessage } from '../engine/output';
@@ -35,13 +37,17 @@ export interface ContinuationMemo {
   whole?: boolean;
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
   last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tools: string; history: TemplateMessage[] };
+  /** The window of the last answered call and its render, made off the request path (see primeContinuation). */
+  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; window: TemplateMessage[]; before: RawRender };
+  /** The session's tools reduced to their names (the same object while the names stay). */
+  standIn?: { list: ToolSpec[]; names: string };
 }
 
 /** A rendered prompt: its text and its ids. */
 export interface Rendered { text: string; ids: TokenIds }
 
 /** The rendered text with placeholders still in, and how to encode it. */
-interface RawRender { raw: string; neutral: Neutralizer }
+export interface RawRender { raw: string; neutral: Neutralizer }
 
 /** A context message with long text cut to its two ends (templates test prefixes and suffixes). */
 function abbreviate(m: TemplateMessage): TemplateMessage {
@@ -52,28 +58,6 @@ function abbreviate(m: TemplateMessage): TemplateMessage {
 const templateToolsOf = (tools: readonly ToolSpec[]) => (tools.length ? templateTools(tools) : undefined);
 
 const thinkRe = /<think>[\s\S]*?<\/think>/;
-
-/**
- * Whether two JSON-shaped values would write out the same JSON (same keys in the same order,
- * same primitives); arrays are compared from their ends, where a branched history differs.
- */
-function sameValues(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = a.length - 1; i >= 0; i--) if (!sameValues(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    if (ka[i] !== kb[i] || !sameValues((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
-  }
-  return true;
-}
 
 /**
  * A model's own Jinja chat template over its own tokenizer. Renders exactly what Python's
@@ -105,12 +89,26 @@ export class JinjaChatTemplate implements ChatTemplate {
 
   /** Render template messages; placeholders stay in until encoding. */
   private renderRaw(messages: readonly TemplateMessage[], tools: readonly ToolSpec[], addGenerationPrompt: boolean): RawRender {
+    if (tools.length && isSettled(tools)) {
+      // A settled list (the session's stand-in tools) cannot change: prepared once, found by identity.
+      let t = this.settledTools.get(tools);
+      if (!t) this.settledTools.set(tools, (t = this.preparedTools(templateTools(tools))));
+      return this.renderWith(messages, t, addGenerationPrompt);
+    }
     return this.renderTemplate(messages, templateToolsOf(tools), addGenerationPrompt);
   }
 
+  /** Settled values found to hold no look-alike (see Neutralizer). */
+  private readonly cleanValues = new WeakSet<object>();
+
+  private readonly settledTools = new WeakMap<readonly ToolSpec[], { value: Prepared; originals: readonly string[] }>();
+
   private renderTemplate(messages: readonly unknown[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): RawRender {
-    const t = tools ? this.preparedTools(tools) : undefined;
-    const neutral = new Neutralizer(this.lookAlike, t?.originals);
+    return this.renderWith(messages, tools ? this.preparedTools(tools) : undefined, addGenerationPrompt);
+  }
+
+  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean): RawRender {
+    const neutral = new Neutralizer(this.lookAlike, t?.originals, this.cleanValues);
     const raw = this.renderer.render({
       ...this.o.specialTokens,
       ...this.o.kwargs,
@@ -202,39 +200,38 @@ export class JinjaChatTemplate implements ChatTemplate {
    * (the window's system part is cut off anyway). `memo` is the session's: at calls whose
    * history has doubled since the last check, the window's answer is checked against the full
    * render; if they ever differ, that session renders in full from then on. So a call costs its
-   * new messages, and the check costs the history only log2(calls) times.
+   * new messages, and the check costs the history only log2(calls) times. The window's own
+   * render comes from the memo when it can: made after the parent call was answered
+   * ({@link primeContinuation}), or the last call's render when this call extends it.
    */
   continueFrom(history: ContinuationHistory, next: CanonicalMessage[], memo: ContinuationMemo = {}): { ids: TokenIds; drift: Drift } {
     const all = toTemplateMessages(history.messages);
     const reply = toTemplateMessages([history.reply]);
     const following = toTemplateMessages(next);
     const whole = () => this.continueWith(all, reply, following, history, history.tools, true)!;
+    const primed = memo.primed;
+    memo.primed = undefined;
     if (memo.whole) return whole();
-    const picked = new Set<number>();
-    if (all[0]?.role === 'system') picked.add(0);
-    const firstTool = all.findIndex((m) => m.role === 'tool');
-    if (firstTool >= 0) picked.add(firstTool);
-    for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') { picked.add(i); break; }
-    if (all.length) picked.add(all.length - 1);
-    // Context messages only set the template's state (roles, calls, markers at the ends of the
-    // text): their text lands in the prefix that is cut off, so long text is abbreviated.
-    let windowed = [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
-    const standIn = history.tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } }));
-    // The last call's window plus what it added is a window of this call too (it keeps the
-    // system message, the first tool result, the last user query and ends with the message
-    // before the reply), and its render, without the generation prompt, is already known: one
-    // render per call instead of two, until the window has grown to 16 messages.
-    const prev = memo.last;
+    const { list: standIn, names: toolNames } = this.standInOf(history.tools, memo);
     const gp = this.generationPrompt();
-    const toolNames = JSON.stringify(standIn.map((t) => t.name));
+    let windowed: TemplateMessage[];
     let known: RawRender | undefined;
-    // Only when this history is exactly that call's history plus that tail (a session can branch):
-    // compared value by value, newest first, without writing either out.
-    if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length
+    const prev = memo.last;
+    if (primed && gp !== null && primed.messages === history.messages && primed.reply === history.reply && primed.tools === toolNames) {
+      // This call's window and its render, made after the call it extends was answered.
+      windowed = primed.window;
+      known = primed.before;
+    } else if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length
       && prev.raw.endsWith(gp) && sameValues(all, prev.history)) {
+      // The last call's window plus what it added is a window of this call too (it keeps the
+      // system message, the first tool result, the last user query and ends with the message
+      // before the reply), and its render, without the generation prompt, is already known: one
+      // render per call instead of two, until the window has grown to 16 messages. Only when
+      // this history is exactly that call's history plus that tail (a session can branch):
+      // compared value by value, newest first, without writing either out.
       windowed = prev.window;
       known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
-    }
+    } else windowed = this.windowOf(all);
     const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
     if (fast?.after) {
       const tail = [...reply, ...following];
@@ -247,6 +244,47 @@ export class JinjaChatTemplate implements ChatTemplate {
     if (fast && fast.drift.class === full.drift.class && fast.ids.length === full.ids.length && fast.ids.every((id, i) => id === full.ids[i])) return fast;
     memo.whole = true;
     return full;
+  }
+
+  /**
+   * The window of a history: the leading system message, the first tool result, the last user
+   * message and the last message. Context messages only set the template's state (roles, calls,
+   * markers at the ends of the text): their text lands in the prefix that is cut off, so long
+   * text is abbreviated.
+   */
+  private windowOf(all: readonly TemplateMessage[]): TemplateMessage[] {
+    const picked = new Set<number>();
+    if (all[0]?.role === 'system') picked.add(0);
+    const firstTool = all.findIndex((m) => m.role === 'tool');
+    if (firstTool >= 0) picked.add(firstTool);
+    for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') { picked.add(i); break; }
+    if (all.length) picked.add(all.length - 1);
+    return [...picked].sort((a, b) => a - b).map((i) => abbreviate(all[i]!));
+  }
+
+  /** Tools reduced to their names, the same settled list while the session's names stay the same. */
+  private standInOf(tools: readonly ToolSpec[], memo: ContinuationMemo): { list: ToolSpec[]; names: string } {
+    const known = memo.standIn;
+    if (known && known.list.length === tools.length && tools.every((t, i) => t.name === known.list[i]!.name)) return known;
+    const list = settle(tools.map((t) => ({ name: t.name, description: '', parameters: { type: 'object', properties: {} } })));
+    return (memo.standIn = { list, names: JSON.stringify(list.map((t) => t.name)) });
+  }
+
+  /**
+   * Get ready for a continuation of a call just answered, off the request path: its window and
+   * the window's render (what {@link continueFrom} would otherwise render while the next request
+   * waits), kept in the session's memo for a continuation of exactly this call. A failure here
+   * only means the next call renders its window itself.
+   */
+  primeContinuation(history: Pick<ContinuationHistory, 'messages' | 'reply' | 'tools'>, memo: ContinuationMemo): void {
+    memo.primed = undefined;
+    if (memo.whole || this.generationPrompt() === null) return;
+    const window = this.windowOf(toTemplateMessages(history.messages));
+    toTemplateMessages([history.reply]); // converted now, once (a settled reply's template form is remembered)
+    const { list, names } = this.standInOf(history.tools, memo);
+    try {
+      memo.primed = { messages: history.messages, reply: history.reply, tools: names, window, before: this.renderRaw(window, list, false) };
+    } catch { /* the next call renders it, and reports what fails */ }
   }
 
   private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: TokenIds; drift: Drift; after?: RawRender } | undefined {

@@ -1,3 +1,5 @@
+import { isSettled } from '../util/settled';
+
 /**
  * Keeps message text from becoming template markup. Before rendering, every control-token
  * look-alike in text from the harness (message content, reasoning, tool arguments, tool specs)
@@ -14,12 +16,17 @@ const PLACEHOLDER = /\uE000(\d+)\uE001/g;
 export class Neutralizer {
   readonly originals: string[];
 
-  /** `seed`: the originals of values neutralized before (their placeholders keep their numbers). */
-  constructor(private readonly lookAlike: RegExp, seed: readonly string[] = []) {
+  /**
+   * `seed`: the originals of values neutralized before (their placeholders keep their numbers).
+   * `clean`: settled values (util/settled.ts) already found to hold no look-alike of this
+   * `lookAlike`, shared by the Neutralizers of one template: they cannot change, so they are
+   * not walked again (a render's window is mostly messages of earlier calls).
+   */
+  constructor(private readonly lookAlike: RegExp, seed: readonly string[] = [], private readonly clean?: WeakSet<object>) {
     this.originals = [...seed];
   }
 
-  /** `value` with every look-alike in its strings (keys too) replaced by a placeholder. */
+  /** `value` with every look-alike in its strings (keys too) replaced by a placeholder; parts without any are shared, not copied. */
   apply<T>(value: T): T {
     return this.deep(value) as T;
   }
@@ -31,13 +38,45 @@ export class Neutralizer {
     return s.replace(this.lookAlike, (m) => `${OPEN}${this.originals.push(m) - 1}${CLOSE}`);
   }
 
+  /** `v` with look-alikes replaced; a value without any is returned as it is (nothing copied). */
   private deep(v: unknown): unknown {
     if (typeof v === 'string') return this.str(v);
-    if (Array.isArray(v)) return v.map((x) => this.deep(x));
-    if (v && typeof v === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[this.str(k)] = this.deep(x);
+    if (this.clean && typeof v === 'object' && v !== null && isSettled(v)) {
+      if (this.clean.has(v)) return v;
+      const out = this.walk(v);
+      if (out === v) this.clean.add(v);
       return out;
+    }
+    return this.walk(v);
+  }
+
+  private walk(v: unknown): unknown {
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        const y = this.deep(x);
+        if (out) out.push(y);
+        else if (y !== x) { out = v.slice(0, i); out.push(y); }
+      }
+      return out ?? v;
+    }
+    if (v && typeof v === 'object') {
+      // for…in, not Object.entries: a render walks every message of its window, and the key
+      // arrays were most of the walk's garbage.
+      const o = v as Record<string, unknown>;
+      let out: Record<string, unknown> | undefined;
+      for (const k in o) {
+        const x = o[k];
+        const k2 = this.str(k);
+        const y = this.deep(x);
+        if (!out && (k2 !== k || y !== x)) {
+          out = {};
+          for (const j in o) { if (j === k) break; out[j] = o[j]; }
+        }
+        if (out) out[k2] = y;
+      }
+      return out ?? v;
     }
     return v;
   }

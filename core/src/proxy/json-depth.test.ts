@@ -6,6 +6,32 @@ describe('jsonNestingDepth', () => {
     expect(jsonNestingDepth('{"a":[1,{"b":"[[[{{{"}]}')).toBe(3);
     expect(jsonNestingDepth('"\\"[["')).toBe(0);
     expect(jsonNestingDepth('[]')).toBe(1);
+    expect(jsonNestingDepth('["\\\\", [["\\\\\\"]"]]]')).toBe(3);
+    expect(jsonNestingDepth('[["unterminated [[[')).toBe(2);
+  });
+
+  it('agrees with a character-by-character scan on random text of quotes, backslashes and brackets', () => {
+    // The reference: every character in turn, a backslash in a string skipping the next one.
+    const reference = (text: string) => {
+      let depth = 0;
+      let max = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) { if (c === '\\') i++; else if (c === '"') inString = false; }
+        else if (c === '"') inString = true;
+        else if (c === '[' || c === '{') max = Math.max(max, ++depth);
+        else if (c === ']' || c === '}') depth--;
+      }
+      return max;
+    };
+    let seed = 7;
+    const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed; };
+    const alphabet = ['"', '\\', '[', '{', ']', '}', 'a', ' '];
+    for (let n = 0; n < 3000; n++) {
+      const text = Array.from({ length: next() % 40 }, () => alphabet[next() % alphabet.length]).join('');
+      expect([text, jsonNestingDepth(text)]).toEqual([text, reference(text)]);
+    }
   });
 });
 

@@ -50,6 +50,45 @@ describe('TITO ledger', () => {
       .toEqual({ kind: 'fork', reason: "call 0's reply was not echoed as we returned it (message 1 differs)" });
   });
 
+  it('keys tool lists by value: the same list in new objects reuses, a change deep in a schema forks', () => {
+    const ledger = new TitoLedger(chatTemplate);
+    const schema = (type: string) => [{ name: 'w', description: 'write', parameters: { type: 'object', properties: { path: { type } } } }];
+    const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };
+    const first = ledger.prepare({ messages: [user('go')], tools: schema('string') });
+    first.commit({ callIndex: 0, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    // Every request parses its tools into new objects: equal values are the same list.
+    expect(ledger.prepare({ messages: [user('go'), reply, user('x')], tools: schema('string') }).origin.kind).toBe('reuse');
+    expect(ledger.prepare({ messages: [user('go'), reply, user('x')], tools: schema('number') }).origin).toEqual({ kind: 'fork', reason: 'tool list differs from call 0' });
+    // The key of the first list is still found after another list was seen.
+    expect(ledger.prepare({ messages: [user('go'), reply, user('y')], tools: schema('string') }).origin.kind).toBe('reuse');
+    // The same values with keys in another order are the same tools too (the key sorts them).
+    const reordered = [{ name: 'w', description: 'write', parameters: { properties: { path: { type: 'string' } }, type: 'object' } }];
+    expect(ledger.prepare({ messages: [user('go'), reply, user('z')], tools: reordered }).origin.kind).toBe('reuse');
+  });
+
+  it('keeps a message sent again with the same values once, and one that differs in any value as it was sent', () => {
+    const ledger = new TitoLedger(chatTemplate);
+    const stored = () => (ledger as unknown as { entries: { messages: CanonicalMessage[]; reply: CanonicalMessage }[] }).entries;
+    const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'thinking', text: 'hmm' }, { type: 'text', text: 'ok' }] };
+    const p0 = ledger.prepare({ messages: [user('go')], tools });
+    p0.commit({ callIndex: 0, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    // The harness sends the whole conversation again, parsed into new objects, its echo without the reasoning.
+    const echo: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };
+    const p1 = ledger.prepare({ messages: [user('go'), echo, user('next')], tools });
+    expect(p1.origin.kind).toBe('reuse');
+    p1.commit({ callIndex: 1, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
+    const [e0, e1] = stored();
+    expect(e1!.messages[0]).toBe(e0!.messages[0]); // same values: the earlier object
+    expect(e1!.messages[1]).toBe(echo); // the same message to the ledger, but not the same values: kept as sent
+    expect(Object.isFrozen(e1!.messages[2]) && Object.isFrozen(e1!.messages[2]!.parts[0])).toBe(true);
+    // The reply we returned, echoed with all its values, is the reply object itself.
+    const p2 = ledger.prepare({ messages: [user('go'), echo, user('next'), { role: 'assistant', parts: [{ type: 'thinking', text: 'hmm' }, { type: 'text', text: 'ok' }] }, user('more')], tools });
+    expect(p2.origin).toMatchObject({ kind: 'reuse', parentCall: 1 });
+    p2.commit({ callIndex: 2, outputIds: [], finishReason: 'stop', reply });
+    expect(stored()[2]!.messages[3]).toBe(reply);
+    expect(stored()[2]!.messages[1]).toBe(echo);
+  });
+
   it('extends the tip in place but branches safely: earlier prompts never change', () => {
     const ledger = new TitoLedger(chatTemplate);
     const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] };

@@ -1,7 +1,9 @@
 import type { ChatTemplate, Drift, FinishReason, TokenIds } from '../contracts/engine';
-import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
+import type { CanonicalConversation, CanonicalMessage, ToolSpec } from '../contracts/messages';
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
+import { sameJson } from '../util/same-values';
+import { settle } from '../util/settled';
 import { IdBuffer } from './id-buffer';
 
 /** What the ledger remembers of one answered call. */
@@ -58,12 +60,16 @@ export class TitoLedger {
   private readonly attempts: Attempt[] = [];
   /** The template's per-session state for continuations (see ChatTemplate.continueFrom). */
   private readonly memo: Record<string, unknown> = {};
+  /** The last tool list seen and its key: a harness sends the same list at every call. */
+  private lastTools?: { list: readonly ToolSpec[]; key: string };
 
   constructor(private readonly template: ChatTemplate) {}
 
   prepare(conversation: CanonicalConversation): PreparedPrompt {
     const { messages, context } = splitTrailingContext(conversation.messages);
-    const tools = toolsKey(conversation.tools);
+    this.share(messages);
+    if (context) settle(context);
+    const tools = this.toolsKeyOf(conversation.tools);
     const parent = this.findParent(messages, tools);
     const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
     let buffer: IdBuffer;
@@ -101,15 +107,65 @@ export class TitoLedger {
       origin,
       drift,
       commit: (answer) => {
+        settle(answer.reply);
         this.entries.push({
           callIndex: answer.callIndex, tools, messages, context, reply: answer.reply,
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
         });
+        this.prime({ messages, reply: answer.reply, tools: conversation.tools });
       },
       failed: (callIndex) => {
         this.attempts.push({ callIndex, tools, messages, context, promptIds });
       },
     };
+  }
+
+  /**
+   * Let the template get ready for a continuation of the call just answered (see
+   * ChatTemplate.primeContinuation) once the response is on its way: after the next round of I/O
+   * (two turns of the event loop), so that a harness in this process reads its answer first.
+   * A later call that arrives before it simply does without.
+   */
+  private prime(history: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: readonly ToolSpec[] }): void {
+    const template = this.template;
+    if (!template.primeContinuation) return;
+    setImmediate(() => setImmediate(() => {
+      // Only for the latest call: the next request most likely extends it.
+      if (this.entries[this.entries.length - 1]?.messages !== history.messages) return;
+      try { template.primeContinuation!(history, this.memo); } catch { /* the next call renders its window itself */ }
+    }));
+  }
+
+  /**
+   * Each request brings the whole conversation again, parsed into new objects. A message equal
+   * value for value (keys in any order) to the latest call's message at its place (or to the reply it returned) is
+   * replaced by that call's object, and the rest are settled (frozen; util/settled.ts): a
+   * session keeps each message once instead of once per call (a 50-call rollout held 50 copies
+   * of its system prompt), comparisons with earlier calls find the same object, and the
+   * template converts each message once. Equal values are the same message for every later use.
+   */
+  private share(messages: CanonicalMessage[]): void {
+    const last = this.entries[this.entries.length - 1];
+    if (last) {
+      const known = last.messages;
+      const n = Math.min(messages.length, known.length);
+      for (let i = 0; i < n; i++) if (messages[i] !== known[i] && sameJson(messages[i], known[i])) messages[i] = known[i]!;
+      if (messages.length > n && n === known.length && sameJson(messages[n], last.reply)) messages[n] = last.reply;
+    }
+    for (const m of messages) settle(m);
+  }
+
+  /**
+   * The key of a tool list. A list equal value for value to the last one (the usual case: the
+   * same tools at every call) has its key, found by a comparison several times cheaper than
+   * writing the list out as JSON; equal values (keys in any order) have the same sorted JSON, so the same key.
+   */
+  private toolsKeyOf(list: readonly ToolSpec[]): string {
+    const last = this.lastTools;
+    if (last && sameJson(list, last.list)) return last.key;
+    const key = toolsKey(list);
+    this.lastTools = { list, key };
+    return key;
   }
 
   /** The latest failed call with exactly these messages (its re-send after the error). */

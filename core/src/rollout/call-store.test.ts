@@ -28,6 +28,23 @@ describe('CallStore', () => {
     await store.close('ro-1');
   });
 
+  it('writes the same line at once (a small record, its file idle) as in pieces (while its file opens)', async () => {
+    const records = [
+      rec(0, [1, 2, 3, 151645, 0], { kind: 'fork', reason: 'first call of the session' }),
+      rec(1, [1, 2, 3, 151645, 0, 9, 9, 40, 5], { kind: 'reuse', parentCall: 0, reusedTokens: 7 }),
+      rec(2, [1, 2, 3, 151645, 0, 9, 9, 40, 5], { kind: 'retry', of: 1 }, [7]),
+    ];
+    const pieces = new CallStore(tmp('calls-pieces-'));
+    await Promise.all(records.map((r) => pieces.append(r))); // the file is still opening: queued, written in pieces
+    const once = new CallStore(tmp('calls-once-'));
+    await once.append(rec(0, [8], { kind: 'fork', reason: 'opens the file' }));
+    for (const r of records) await once.append({ ...r, callIndex: r.callIndex + 1 }); // idle and open: each written at once
+    const text = (s: CallStore) => readFileSync(s.path('ro-1'), 'utf8').trim().split('\n');
+    expect(text(once).slice(1).map((l) => l.replace(/"callIndex":\d+/, ''))).toEqual(text(pieces).map((l) => l.replace(/"callIndex":\d+/, '')));
+    await pieces.close('ro-1');
+    await once.close('ro-1');
+  });
+
   it('survives a line cut by a crash, and names a record whose parent is missing', async () => {
     const dir = tmp('calls-');
     const store = new CallStore(dir);

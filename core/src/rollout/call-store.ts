@@ -39,22 +39,33 @@ function idsAscii(ids: Int32Array, first: boolean, out: Buffer): Buffer {
 /** Lines up to this many bytes are appended synchronously (see {@link CallStore.append}). */
 const SYNC_LINE = 64 * 1024;
 
+/** A record as stored: the line's head (the record without its prompt), and the prompt ids it keeps. */
+function storedParts(r: ModelCallRecord): { head: string; field?: 'promptTail' | 'promptIds'; ids: Int32Array } {
+  const { promptIds, ...rest } = r;
+  const head = JSON.stringify(rest);
+  if (r.origin.kind === 'retry') return { head, ids: promptIds.subarray(0, 0) };
+  return r.origin.kind === 'reuse' ? { head, field: 'promptTail', ids: promptIds.subarray(r.origin.reusedTokens) } : { head, field: 'promptIds', ids: promptIds };
+}
+
 /**
  * The stored line of a record, newline included, in pieces to write one after another: the
  * record without its prompt, then the prompt's ids a piece at a time — no number[] copy, no
  * string the size of the whole prompt.
  */
 function* lineOf(r: ModelCallRecord): Generator<string | Buffer> {
-  const { promptIds, ...rest } = r;
-  const head = JSON.stringify(rest);
-  if (r.origin.kind === 'retry') { yield `${head}\n`; return; }
-  const field = r.origin.kind === 'reuse' ? 'promptTail' : 'promptIds';
-  const ids = r.origin.kind === 'reuse' ? promptIds.subarray(r.origin.reusedTokens) : promptIds;
+  const { head, field, ids } = storedParts(r);
+  if (!field) { yield `${head}\n`; return; }
   yield `${head.slice(0, -1)},"${field}":[`;
   // One buffer for every piece: the caller writes each piece before asking for the next.
   const room = Buffer.allocUnsafe(Math.min(ids.length, IDS_PER_PIECE) * 12);
   for (let i = 0; i < ids.length; i += IDS_PER_PIECE) yield idsAscii(ids.subarray(i, i + IDS_PER_PIECE), i === 0, room);
   yield ']}\n';
+}
+
+/** The line of a small record (see {@link SYNC_LINE}) as one string: what {@link lineOf}'s pieces make, made at once. */
+function smallLine(r: ModelCallRecord): string {
+  const { head, field, ids } = storedParts(r);
+  return field ? `${head.slice(0, -1)},"${field}":[${ids.join(',')}]}\n` : `${head}\n`;
 }
 
 /** Rebuild full prompt ids from parents; a record whose parent is missing is reported, not guessed. */
@@ -123,9 +134,7 @@ export class CallStore implements RecordStore {
     const idCount = record.origin.kind === 'retry' ? 0 : record.origin.kind === 'reuse' ? record.promptIds.length - record.origin.reusedTokens : record.promptIds.length;
     if (f.open && f.pending === 0 && idCount * 12 <= SYNC_LINE) {
       try {
-        const pieces: Buffer[] = [];
-        for (const piece of lineOf(record)) pieces.push(typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece)); // copied: lineOf reuses its buffer
-        const bytes = Buffer.concat(pieces);
+        const bytes = Buffer.from(smallLine(record), 'utf8');
         if (bytes.length <= SYNC_LINE) {
           for (let at = 0; at < bytes.length;) at += writeSync(f.open.fd, bytes, at);
           return Promise.resolve();

@@ -6,6 +6,11 @@ import type { ParserOptions, TextStreamParser } from './types';
 /** Reads one call's body (what stands between `<tool_call>` and `</tool_call>`), or undefined if malformed. */
 export type CallBodyParser = (body: string, options: ParserOptions) => { name: string; arguments: string } | undefined;
 
+/** The markers a scan looks for in each state (made once, not per token). */
+const CALL_END = ['</tool_call>'];
+const THINK_END = ['</think>'];
+const TEXT_MARKERS = ['<think>', '<tool_call>'];
+
 /**
  * Output with `<think>` reasoning, text, and calls inside `<tool_call>…</tool_call>` (Hermes /
  * Qwen3 JSON, Qwen3-Coder XML): the formats differ only in the call's body. A call is emitted
@@ -18,7 +23,7 @@ export function taggedCallParser(parseBody: CallBodyParser, options: ParserOptio
     const out: OutputEvent[] = [];
     for (;;) {
       if (call !== undefined) {
-        const { text, marker } = rt.scanner.next(['</tool_call>'], final);
+        const { text, marker } = rt.scanner.next(CALL_END, final);
         call += text;
         if (!marker) return out;
         const parsed = parseBody(call, options);
@@ -27,7 +32,7 @@ export function taggedCallParser(parseBody: CallBodyParser, options: ParserOptio
         rt.switchTo('text');
         continue;
       }
-      const markers = rt.mode === 'think' ? ['</think>'] : ['<think>', '<tool_call>'];
+      const markers = rt.mode === 'think' ? THINK_END : TEXT_MARKERS;
       const { text, marker } = rt.scanner.next(markers, final);
       out.push(...rt.emit(text));
       if (!marker) return out;
