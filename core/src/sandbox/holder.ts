@@ -45,7 +45,7 @@ socket(S, 2, 1, 0) or die "clawgym holder: socket: $!\n";
 setsockopt(S, 1, 2, pack('i', 1));
 bind(S, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) or die "clawgym holder: bind: $!\n";
 listen(S, 511) or die "clawgym holder: listen: $!\n";
-my (%cmd, %own);
+my (%cmd, %own, %recent);
 my $in = '';
 sub put { my $l = shift; my $o = 0; while ($o < length $l) { my $w = syswrite(STDOUT, $l, length($l) - $o, $o); exit 0 unless defined $w; $o += $w } }
 sub pump { my ($from, $to) = @_; my $b;
@@ -99,11 +99,13 @@ $| = 1; print "ready\n";
 while (1) {
   my $rin = ''; vec($rin, 0, 1) = 1; vec($rin, fileno(S), 1) = 1;
   for my $c (values %cmd) { vec($rin, fileno($_), 1) = 1 for grep { defined } $c->{out}, $c->{err} }
-  my $n = select(my $rout = $rin, undef, undef, %cmd ? 0.05 : undef);
+  my $n = select(my $rout = $rin, undef, undef, (%cmd || %recent) ? 0.05 : undef);
   while ((my $p = waitpid(-1, 1)) > 0) {
     my ($id) = grep { $cmd{$_}{pid} == $p && !defined $cmd{$_}{st} } keys %cmd;
     if (!defined $id) { delete $own{$p}; next }
-    @{$cmd{$id}}{'st', 'at'} = ($?, time); kill 'KILL', -$p; put("Q $id\n"); strays($id) }
+    @{$cmd{$id}}{'st', 'at'} = ($?, time); kill 'KILL', -$p; put("Q $id\n"); strays($id); $recent{$id} = time + 2 }
+  # Scanned again for a second or two: a child caught mid-fork or mid-exec (its environ unreadable) escapes one scan.
+  for my $id (keys %recent) { if (time > $recent{$id}) { delete $recent{$id} } else { strays($id) } }
   if ($n > 0) {
     if (vec($rout, 0, 1)) { my $r = sysread(STDIN, my $b, 1 << 20); exit 0 unless $r; $in .= $b }
     while ($in =~ s/^([^\n]*)\n//) { my @f = split / /, $1; my $op = shift @f;
