@@ -40,7 +40,9 @@ function idsAscii(ids: Int32Array, first: boolean, out: Buffer): Buffer {
 const SYNC_LINE = 64 * 1024;
 
 /** A record as stored: the line's head (the record without its prompt), and the prompt ids it keeps. */
-function storedParts(r: ModelCallRecord): { head: string; field?: 'promptTail' | 'promptIds'; ids: Int32Array } {
+interface StoredParts { head: string; field?: 'promptTail' | 'promptIds'; ids: Int32Array }
+
+function storedParts(r: ModelCallRecord): StoredParts {
   const { promptIds, ...rest } = r;
   const head = JSON.stringify(rest);
   if (r.origin.kind === 'retry') return { head, ids: promptIds.subarray(0, 0) };
@@ -52,8 +54,7 @@ function storedParts(r: ModelCallRecord): { head: string; field?: 'promptTail' |
  * record without its prompt, then the prompt's ids a piece at a time — no number[] copy, no
  * string the size of the whole prompt.
  */
-function* lineOf(r: ModelCallRecord): Generator<string | Buffer> {
-  const { head, field, ids } = storedParts(r);
+function* lineOf({ head, field, ids }: StoredParts): Generator<string | Buffer> {
   if (!field) { yield `${head}\n`; return; }
   yield `${head.slice(0, -1)},"${field}":[`;
   // One buffer for every piece: the caller writes each piece before asking for the next.
@@ -63,8 +64,7 @@ function* lineOf(r: ModelCallRecord): Generator<string | Buffer> {
 }
 
 /** The line of a small record (see {@link SYNC_LINE}) as one string: what {@link lineOf}'s pieces make, made at once. */
-function smallLine(r: ModelCallRecord): string {
-  const { head, field, ids } = storedParts(r);
+function smallLine({ head, field, ids }: StoredParts): string {
   return field ? `${head.slice(0, -1)},"${field}":[${ids.join(',')}]}\n` : `${head}\n`;
 }
 
@@ -131,10 +131,10 @@ export class CallStore implements RecordStore {
    */
   append(record: ModelCallRecord): Promise<void> {
     const f = this.fileOf(record.rolloutId);
-    const idCount = record.origin.kind === 'retry' ? 0 : record.origin.kind === 'reuse' ? record.promptIds.length - record.origin.reusedTokens : record.promptIds.length;
-    if (f.open && f.pending === 0 && idCount * 12 <= SYNC_LINE) {
+    const parts = storedParts(record);
+    if (f.open && f.pending === 0 && parts.ids.length * 12 <= SYNC_LINE) {
       try {
-        const bytes = Buffer.from(smallLine(record), 'utf8');
+        const bytes = Buffer.from(smallLine(parts), 'utf8');
         if (bytes.length <= SYNC_LINE) {
           for (let at = 0; at < bytes.length;) at += writeSync(f.open.fd, bytes, at);
           return Promise.resolve();
@@ -146,7 +146,7 @@ export class CallStore implements RecordStore {
     f.pending++;
     const done = f.tail.then(async () => {
       const h = await f.handle;
-      for (const piece of lineOf(record)) await (typeof piece === 'string' ? h.write(piece) : h.write(piece));
+      for (const piece of lineOf(parts)) await (typeof piece === 'string' ? h.write(piece) : h.write(piece));
     });
     f.tail = done.catch(() => undefined).finally(() => { f.pending--; });
     return done;
