@@ -98,6 +98,25 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     }
   });
 
+  it('finds its forwarder listening at its first command, with no warm container to hide a slow start', async () => {
+    // busybox nc connects at once, without Node's start-up to give the forwarder time: before
+    // create waited for the forwarder, this found nothing on the port (the e2e agentloop flake).
+    const cold = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 0 });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const sb = await cold.create(spec(`cold-${i}`));
+        try {
+          const r = await sb.exec(['sh', '-c', 'nc -w 2 127.0.0.1 4141 </dev/null; echo "nc exit $?"']);
+          expect(r.stdout + r.stderr).toContain('nc exit 0');
+        } finally {
+          await sb.destroy();
+        }
+      }
+    } finally {
+      await cold.close();
+    }
+  }, 120_000);
+
   it('reaches the model endpoint through the proxy socket', async () => {
     await withSandbox(spec('model'), async (sb) => {
       expect(sb.modelBaseUrl).toBe('http://127.0.0.1:4141/s/model');

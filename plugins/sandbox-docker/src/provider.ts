@@ -20,6 +20,8 @@ import { WarmPool } from './warm-pool';
 export const IMAGE_RECIPE = 2;
 /** The image `scripts/docker-image.sh` builds on this machine (its node is the host's). */
 export const DEFAULT_IMAGE = `clawgym-sandbox:${IMAGE_RECIPE}-node${process.versions.node}`;
+/** What the in-container forwarder prints once it listens: no command runs in the sandbox before. */
+const FORWARDER_READY = 'clawgym-forwarder-listening';
 /** Port of the in-container forwarder to the proxy socket (as in the netns sandbox). */
 export const SANDBOX_PROXY_PORT = 4141;
 
@@ -31,7 +33,7 @@ export const NETNS_RUN = '/opt/clawgym/netns-run.js';
  * The container's main process: the loopback forwarder to the proxy socket, for the whole life
  * of the container (started before the sandbox is handed out, so no command pays for it).
  */
-const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').startForwarder(process.argv[1], Number(process.argv[2]))", PROXY_SOCKET, String(SANDBOX_PROXY_PORT)];
+const FORWARDER_CMD = ['node', '-e', "require('/opt/clawgym/forwarder.js').startForwarder(process.argv[1], Number(process.argv[2])).then(() => console.log(process.argv[3]), (e) => { console.error(String(e)); process.exit(1); })", PROXY_SOCKET, String(SANDBOX_PROXY_PORT), FORWARDER_READY];
 /** The main process of a container on a remote host: it only keeps the container up (the forwarder comes over the tunnel's exec). */
 const IDLE_CMD = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
 
@@ -442,6 +444,31 @@ class DockerSandbox implements Sandbox {
   }
 }
 
+/**
+ * Wait until the container's forwarder says it listens (its first line of output). The log
+ * stream with `follow` replays what was printed before it was opened, so nothing is missed.
+ */
+async function forwarderListening(container: Docker.Container, rolloutId: string, timeoutMs = 30_000): Promise<void> {
+  const stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
+  let seen = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const gone = (why: string) => reject(new ClawGymError(ErrorCodes.SANDBOX_GONE,
+        `sandbox ${rolloutId}: the model forwarder in its container ${why}${seen.trim() ? `; it printed: ${seen.replace(/[^\x20-\x7e\n]/g, '').trim().slice(0, 500)}` : ''}`,
+        { hint: 'The sandbox image needs node on PATH and /opt/clawgym/forwarder.js (rebuild it with scripts/docker-image.sh).' }));
+      const timer = setTimeout(() => gone(`did not listen within ${timeoutMs} ms`), timeoutMs);
+      stream.on('data', (d: Buffer) => {
+        seen += d.toString('latin1');
+        if (seen.includes(FORWARDER_READY)) { clearTimeout(timer); resolve(); }
+      });
+      stream.once('error', (err) => { clearTimeout(timer); gone(`could not be watched (${messageOf(err)})`); });
+      stream.once('end', () => { clearTimeout(timer); gone('exited before it listened'); });
+    });
+  } finally {
+    stream.destroy();
+  }
+}
+
 async function removeContainer(container: Docker.Container): Promise<void> {
   try {
     await container.remove({ force: true, v: true });
@@ -776,8 +803,11 @@ export class DockerSandboxProvider implements SandboxProvider {
       let tunnel: ModelTunnel | undefined;
       try {
         await container.start();
+        // The forwarder (a Node process) takes tens of milliseconds to listen: a harness
+        // started before it would find nothing on the model port (ECONNREFUSED, no call made).
+        if (!remote) await forwarderListening(container, spec.rolloutId);
         // The model endpoint of a remote container: its forwarder carried over an exec stream.
-        if (remote) tunnel = await ModelTunnel.open(host.docker, container, { proxySocket: socketPath, port: SANDBOX_PROXY_PORT, user: `${this.user.uid}:${this.user.gid}` });
+        else tunnel = await ModelTunnel.open(host.docker, container, { proxySocket: socketPath, port: SANDBOX_PROXY_PORT, user: `${this.user.uid}:${this.user.gid}` });
       } catch (err) {
         tunnel?.close();
         await removeContainer(container).catch(() => {});
