@@ -66,7 +66,17 @@ describe('distributed run: orchestrator + two engine-serve replicas, asynchronou
     const run = cli(dir, ['run']);
     const stepsSeen = (io: { out: string }) => [...io.out.matchAll(new RegExp(`step (\\d+)/${STEPS}:`, 'g'))].map((m) => Number(m[1]));
     await until(() => stepsSeen(run.io).length >= 1 || run.child.exitCode !== null, `step 1 (${run.io.err})`);
-    replicas[0]!.child.kill('SIGKILL'); // one replica dies mid-run
+    // One replica dies mid-run, while it answers a call (its /metrics says one runs): killed at
+    // a moment it served nothing, the orchestrator could route around it before any rollout
+    // noticed, and there would be no infrastructure failure to see.
+    const running = async () => {
+      const text = await fetch(`${urls[0]}/metrics`).then((r) => r.text()).catch(() => '');
+      return Number(/^vllm:num_requests_running\S* (\S+)$/m.exec(text)?.[1] ?? 0);
+    };
+    for (const t = Date.now(); (await running()) === 0; await new Promise((ok) => setTimeout(ok, 2))) {
+      if (Date.now() - t > 60_000 || run.child.exitCode !== null) throw new Error(`replica 0 served no call within 60 s of step 1: ${run.io.out}\n${run.io.err}`);
+    }
+    replicas[0]!.child.kill('SIGKILL');
     await until(() => stepsSeen(run.io).length >= 3 || run.child.exitCode !== null, `step 3 (${run.io.err})`);
     if (run.child.exitCode !== null) throw new Error(`run exited ${run.child.exitCode}: ${run.io.out}\n${run.io.err}`);
     run.child.kill('SIGKILL'); // the run dies mid-step

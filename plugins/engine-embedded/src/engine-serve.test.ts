@@ -107,6 +107,23 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
       expect(sglang.policyVersion(session)).toBe(2);
     }
 
+    // GET /metrics: a call held by pause_generation counts as running, under both servers' names, until it ends.
+    const gauges = async (url: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Object.fromEntries([...text.matchAll(/^(\S+)\{model_name="embedded"\} (\S+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+    };
+    expect(await gauges(a.url)).toEqual({ 'vllm:num_requests_running': 0, 'vllm:num_requests_waiting': 0, 'sglang:num_running_reqs': 0, 'sglang:num_queue_reqs': 0 });
+    await fetch(`${a.url}/pause_generation`, { method: 'POST' });
+    const held = collect(sglang.generate(request('g-a'))); // g-a sticks to replica A
+    for (let t = Date.now(); (await gauges(a.url))['sglang:num_running_reqs'] !== 1; await new Promise((ok) => setTimeout(ok, 5))) {
+      if (Date.now() - t > 10_000) throw new Error('the held call never showed in /metrics');
+    }
+    expect(await gauges(a.url)).toMatchObject({ 'vllm:num_requests_running': 1, 'sglang:num_running_reqs': 1 });
+    expect(await gauges(b.url)).toMatchObject({ 'vllm:num_requests_running': 0 });
+    await fetch(`${a.url}/continue_generation`, { method: 'POST' });
+    expect((await held).length).toBeGreaterThan(0);
+    expect(await gauges(a.url)).toMatchObject({ 'vllm:num_requests_running': 0, 'sglang:num_running_reqs': 0 });
+
     // kill -9 replica A: the session on it fails as an engine failure; new sessions go to B.
     a.child.kill('SIGKILL');
     await new Promise((ok) => a.child.once('exit', ok));

@@ -70,7 +70,8 @@ const num = (v: unknown, dflt: number) => (typeof v === 'number' && Number.isFin
  * `/init_weight_transfer_engine`, `/start_weight_update`, `/update_weights {update_info: {path}}`,
  * `/finish_weight_update`, `/weight_info`); SGLang's `POST /generate` (`input_ids`,
  * `return_logprob`, streaming, `meta_info.weight_version`) and `/pause_generation`,
- * `/continue_generation`, `/update_weights_from_disk`, `/model_info`, `/get_weight_version`.
+ * `/continue_generation`, `/update_weights_from_disk`, `/model_info`, `/get_weight_version`;
+ * `GET /metrics` (Prometheus: requests running, under both servers' metric names).
  * Weights load from the folder the trainer published (`engine.syncWeights`). While paused, calls
  * in flight stop between tokens and continue on the new weights with their cache (vLLM's `keep`).
  */
@@ -82,6 +83,8 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   let pendingPath: string | undefined;
   let updating = false;
   let requests = 0;
+  /** Generation requests being answered now (held ones too, while paused): `GET /metrics`. */
+  let running = 0;
   const version = () => String(engine.policyVersion());
 
   const pause = () => {
@@ -200,6 +203,19 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
     res.end('data: [DONE]\n\n');
   }
 
+  /**
+   * Prometheus text, under the names vLLM (`vllm:num_requests_running`) and SGLang
+   * (`sglang:num_running_reqs`) export, so a dashboard or a test reads either kind the same way.
+   */
+  const metrics = () => {
+    const label = `{model_name=${JSON.stringify(served)}}`;
+    const gauge = (name: string, help: string, v: number) => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}${label} ${v.toFixed(1)}\n`;
+    return gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', running)
+      + gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', 0)
+      + gauge('sglang:num_running_reqs', 'The number of running requests.', running)
+      + gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', 0);
+  };
+
   /** The routes that answer with one JSON object. */
   async function control(route: string, query: URLSearchParams, body: Json): Promise<[number, unknown]> {
     switch (route) {
@@ -267,8 +283,15 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
         const u = new URL(req.url ?? '/', 'http://engine');
         const route = `${req.method} ${u.pathname}`;
         const body = req.method === 'POST' ? await readJson(req, limit) : {};
-        if (route === 'POST /v1/completions') return await completions(body, req, res, abort.signal);
-        if (route === 'POST /generate') return await generate(body, res, abort.signal);
+        if (route === 'POST /v1/completions' || route === 'POST /generate') {
+          running++;
+          try {
+            return route === 'POST /generate' ? await generate(body, res, abort.signal) : await completions(body, req, res, abort.signal);
+          } finally {
+            running--;
+          }
+        }
+        if (route === 'GET /metrics') return void res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics());
         const [status, reply] = await control(route, u.searchParams, body);
         if (typeof reply === 'string') res.writeHead(status, { 'content-type': 'text/plain' }).end(reply);
         else send(res, status, reply);
