@@ -116,6 +116,23 @@ describe('clawgym CLI (built, as a user runs it)', () => {
     expect(script.stdout).toMatch(/^Usage: clawgym /m);
   });
 
+  it('says which Node it needs before loading anything: refuses Node 18, warns on Node 20, is silent on 22 and later', () => {
+    // The launcher reads process.versions.node; a preload stands in for an older Node binary.
+    const as = (version: string, env: Record<string, string> = {}) => spawnSync(process.execPath,
+      ['-e', `Object.defineProperty(process.versions, 'node', { value: '${version}' }); process.argv.splice(1, 1, ${JSON.stringify(bin)}); require(${JSON.stringify(bin)})`, bin, '--help'],
+      { cwd: repo, encoding: 'utf8', timeout: 60_000, env: { ...process.env, CLAWGYM_QUIET_NODE: '', ...env } });
+    const old = as('18.19.0');
+    expect(old.status).toBe(2);
+    expect(old.stderr).toMatch(/^error: ClawGym needs Node 22 or 24 \(this is Node 18\.19\.0\)/);
+    expect(old.stdout).toBe('');
+    const eol = as('20.20.2');
+    expect(eol.status).toBe(0);
+    expect(eol.stderr).toMatch(/^warning: Node 20\.20\.2 is past end of life; ClawGym supports Node 22 and 24/);
+    expect(eol.stdout).toMatch(/^Usage: clawgym /m);
+    expect(as('20.20.2', { CLAWGYM_QUIET_NODE: '1' }).stderr).toBe('');
+    for (const v of ['22.12.0', '24.1.0']) expect(as(v).stderr).toBe('');
+  });
+
   it('ends quietly when its reader closes the pipe', async () => {
     // The reader goes away before the CLI writes: every write then fails with EPIPE.
     const child = spawn(process.execPath, [bin, 'plugins'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
