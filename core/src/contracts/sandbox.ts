@@ -55,11 +55,22 @@ export interface SandboxSpec {
   logDir?: string;
 }
 
+/**
+ * The most of each output stream (stdout, stderr) an exec keeps, in bytes: a command that writes
+ * more (a harness catting a huge log) has the rest dropped and {@link EXEC_OUTPUT_TRUNCATED}
+ * appended, so a runaway command cannot fill the runner's memory. Every provider holds to it.
+ */
+export const EXEC_OUTPUT_LIMIT_BYTES = 16 * 1024 * 1024;
+/** What ends a stream cut at {@link EXEC_OUTPUT_LIMIT_BYTES}. */
+export const EXEC_OUTPUT_TRUNCATED = '\n[clawgym: output truncated]\n';
+
 /** Result of a finished process. */
 export interface ExecResult {
   exitCode: number | null;
   signal: string | null;
+  /** At most {@link EXEC_OUTPUT_LIMIT_BYTES} of it, then {@link EXEC_OUTPUT_TRUNCATED}. */
   stdout: string;
+  /** As `stdout`. */
   stderr: string;
   timedOut: boolean;
 }

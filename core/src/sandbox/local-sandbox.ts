@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import { dirname, isAbsolute, posix } from 'node:path';
-import type { ExecOptions, ExecResult, Sandbox, SandboxSpec } from '../contracts/sandbox';
+import { EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, type ExecOptions, type ExecResult, type Sandbox, type SandboxSpec } from '../contracts/sandbox';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { joinCgroups, killCgroup, removeCgroup, signalCgroup } from './cgroups';
 import type { Finished } from './collect';
@@ -22,7 +22,7 @@ import { removeTree } from './sweep';
 
 export { DEFAULT_PIDS_LIMIT, SANDBOX_HOME, SANDBOX_PROXY_SOCKET, SANDBOX_WORKSPACE, type Background } from './slot';
 
-const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+const MAX_OUTPUT_BYTES = EXEC_OUTPUT_LIMIT_BYTES;
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
 const MiB = 1024 * 1024;
 
@@ -162,7 +162,7 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
         r = await s.done;
       }
       finish();
-      const text = (t: string, bytes: number) => t + (bytes > MAX_OUTPUT_BYTES ? '\n[clawgym: output truncated]\n' : '');
+      const text = (t: string, bytes: number) => t + (bytes > MAX_OUTPUT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
       const extraErr = r.error !== undefined ? `clawgym: cannot start ${what}: ${r.error}\n` : '';
       return { exitCode: r.code, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes) + extraErr, timedOut };
     })();

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { ClawGymError, ErrorCodes } from '../errors';
-import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from '../contracts/sandbox';
+import { EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, type ExecOptions, type ExecResult, type Sandbox, type SandboxProvider, type SandboxSpec } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
 import { SANDBOX_PROXY_PORT } from './forwarder';
 import { IP, NETNS_RUN } from './machine';
@@ -37,11 +37,12 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
     // Own network, pid namespace and /proc: nothing outside to signal or read the environment of.
     const cmd = ['/usr/bin/unshare', '-n', '--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', `${IP} link set lo up && exec "$0" "$@"`,
       process.execPath, NETNS_RUN, socketPath, String(SANDBOX_PROXY_PORT), cwd, '--', ...argv];
-    const started = startProcess({ cmd, env, stdin: o.stdin ?? '', maxBytes: 16 * 1024 * 1024 });
+    const started = startProcess({ cmd, env, stdin: o.stdin ?? '', maxBytes: EXEC_OUTPUT_LIMIT_BYTES });
     const stop = stopWhen(o, () => { started.killed(); void started.pid.then((pid) => { if (pid) killGroup(pid); }); });
     const r = await started.done;
     stop.clear();
-    return { exitCode: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut: stop.timedOut };
+    const text = (t: string, bytes: number) => t + (bytes > EXEC_OUTPUT_LIMIT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
+    return { exitCode: r.code, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes) + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut: stop.timedOut };
   };
 
   return {

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
+import { EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, type Sandbox, type SandboxLimits, type SandboxProvider } from '../contracts/sandbox';
 import { describeIf } from './harnesses';
 
 /** What the suite needs: a provider, and the model endpoint sandboxes are given. */
@@ -299,6 +299,25 @@ export function describeSandboxConformance(name: string, setup: () => Promise<Co
         expect({ escape, escaped }).toEqual({ escape, escaped: why !== undefined });
       }, timeout);
     }
+    it(`keeps at most ${EXEC_OUTPUT_LIMIT_BYTES >> 20} MiB of each output stream of a command, and says it cut the rest`, async () => {
+      const sb = await s!.provider.create({ runId: `out${randomBytes(3).toString('hex')}`, rolloutId: 'flood', limits: {}, modelEndpoint: { socketPath: s!.socketPath, url: s!.url } });
+      try {
+        // 40 MiB on stdout and 20 MiB on stderr; a small write after it is not marked as cut.
+        const flood = 'const b = Buffer.alloc(1 << 20, 97); for (let i = 0; i < 40; i++) process.stdout.write(b); for (let i = 0; i < 20; i++) process.stderr.write(b);';
+        const r = await sb.exec([s!.node ?? 'node', '-e', flood], { timeoutMs: 60_000 });
+        expect(r.exitCode).toBe(0);
+        for (const stream of [r.stdout, r.stderr]) {
+          expect(stream.endsWith(EXEC_OUTPUT_TRUNCATED)).toBe(true);
+          const kept = stream.slice(0, -EXEC_OUTPUT_TRUNCATED.length);
+          expect(kept.length).toBeLessThanOrEqual(EXEC_OUTPUT_LIMIT_BYTES);
+          expect(kept.length).toBeGreaterThan(EXEC_OUTPUT_LIMIT_BYTES - (1 << 20));
+          expect(/^a*$/.test(kept)).toBe(true);
+        }
+        expect(await sb.exec(['sh', '-c', 'echo hi; echo there >&2'])).toMatchObject({ exitCode: 0, stdout: 'hi\n', stderr: 'there\n' });
+      } finally {
+        await sb.destroy();
+      }
+    }, Math.max(timeout, 90_000));
     limitTests(() => s!, options);
   });
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
-  ClawGymError, ErrorCodes, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
+  ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
   type ExecOptions, type ExecResult, type LimitEnforcement, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
 } from '@clawgym/core';
 import Docker from 'dockerode';
@@ -136,6 +136,9 @@ interface RawExec {
   signal: string | null;
   stdout: Buffer;
   stderr: Buffer;
+  /** Bytes the command wrote on each stream, also past the `maxBytes` it was run with. */
+  outBytes: number;
+  errBytes: number;
   timedOut: boolean;
 }
 
@@ -201,8 +204,9 @@ class DockerSandbox implements Sandbox {
     const env = { PATH: this.path, HOME, TMPDIR: `${HOME}/tmp`, LANG: 'C.UTF-8', ...this.spec.env, ...o.env };
     // The container's main process is the forwarder to the proxy socket (see FORWARDER_CMD):
     // a command runs as itself, with no Node wrapper to start first.
-    const r = await this.run(argv, { env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal });
-    return { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), timedOut: r.timedOut };
+    const r = await this.run(argv, { env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal, maxBytes: EXEC_OUTPUT_LIMIT_BYTES });
+    const text = (b: Buffer, bytes: number) => b.toString('utf8') + (bytes > EXEC_OUTPUT_LIMIT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
+    return { exitCode: r.exitCode, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes), timedOut: r.timedOut };
   }
 
   private pushed?: Promise<void>;
@@ -250,9 +254,13 @@ class DockerSandbox implements Sandbox {
     return new ClawGymError(ErrorCodes.DOCKER_HOST_UNREACHABLE, `Docker host ${host.url} stopped answering (${host.downReason}) while sandbox ${this.spec.rolloutId} ran on it`, { cause: err });
   }
 
-  /** One `docker exec`: demuxed output, exit code from inspect, the process group killed on timeout or abort. */
-  private async run(cmd: string[], o: { env?: Record<string, string>; cwd?: string; stdin?: string | Buffer; timeoutMs?: number; signal?: AbortSignal }): Promise<RawExec> {
-    const killedResult = (why: string): RawExec => ({ exitCode: null, signal: 'SIGKILL', stdout: Buffer.alloc(0), stderr: Buffer.from(why), timedOut: this.wallReached });
+  /**
+   * One `docker exec`: demuxed output (each stream kept up to `maxBytes`, unbounded for the
+   * provider's own commands: a copy-out's tar), exit code from inspect, the process group
+   * killed on timeout or abort.
+   */
+  private async run(cmd: string[], o: { env?: Record<string, string>; cwd?: string; stdin?: string | Buffer; timeoutMs?: number; signal?: AbortSignal; maxBytes?: number }): Promise<RawExec> {
+    const killedResult = (why: string): RawExec => ({ exitCode: null, signal: 'SIGKILL', stdout: Buffer.alloc(0), stderr: Buffer.from(why), outBytes: 0, errBytes: why.length, timedOut: this.wallReached });
     if (this.destroyed) return killedResult('sandbox destroyed\n');
     if (o.signal?.aborted) return killedResult('aborted before start\n');
     const lost = this.lostError();
@@ -284,8 +292,11 @@ class DockerSandbox implements Sandbox {
     const err: Buffer[] = [];
     const stdout = new PassThrough();
     const stderr = new PassThrough();
-    stdout.on('data', (d: Buffer) => out.push(d));
-    stderr.on('data', (d: Buffer) => err.push(d));
+    const max = o.maxBytes ?? Infinity;
+    let outBytes = 0;
+    let errBytes = 0;
+    stdout.on('data', (d: Buffer) => { outBytes += d.length; if (outBytes <= max) out.push(d); });
+    stderr.on('data', (d: Buffer) => { errBytes += d.length; if (errBytes <= max) err.push(d); });
     const ended = new Promise<void>((resolve) => {
       stream.once('end', resolve);
       stream.once('close', resolve);
@@ -318,9 +329,9 @@ class DockerSandbox implements Sandbox {
     if (gone) throw gone;
     const code = info?.ExitCode ?? null;
     if (killed || this.wallReached) {
-      return { exitCode: null, signal: 'SIGKILL', stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut: stop.timedOut || this.wallReached };
+      return { exitCode: null, signal: 'SIGKILL', stdout: Buffer.concat(out), stderr: Buffer.concat(err), outBytes, errBytes, timedOut: stop.timedOut || this.wallReached };
     }
-    return { exitCode: code, signal: null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut: false };
+    return { exitCode: code, signal: null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), outBytes, errBytes, timedOut: false };
   }
 
   /**
