@@ -193,6 +193,50 @@ describeIf(dockerdMissing() ?? netnsMissing(), 'two Docker hosts in their own ne
     expect(await volumesOf()).toEqual([]);
   });
 
+  it("sweep (clawgym gc) removes a killed runner's containers and read-only volumes on a remote host, and nothing of a live run", async () => {
+    mkdirSync(join(__dirname, '..', '..', '..', '.cache'), { recursive: true });
+    const ro = mkdtempSync(join(__dirname, '..', '..', '..', '.cache', 'cgh-gc-'));
+    writeFileSync(join(ro, 'tool.sh'), 'echo tool\n');
+    const host = engines[1]!.tcpHost!;
+    const crashed = `${runId}-gc-crashed`;
+    const live = `${runId}-gc-live`;
+    const spec = (run: string, rolloutId: string): SandboxSpec => ({ runId: run, rolloutId, limits: { pids: 64 }, readOnlyPaths: [ro], modelEndpoint: { socketPath, url: proxy.url } });
+    // A runner in another process makes a sandbox with a read-only path there (a run's volume), then is killed -9.
+    const code = `const { DockerSandboxProvider } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'provider.js'))});
+      (async () => { const p = new DockerSandboxProvider({ hosts: [{ url: process.argv[1] }], image: process.argv[2], warmPool: 0 });
+        const sb = await p.create(${JSON.stringify(spec(crashed, 'a'))});
+        const r = await sb.exec(['sh', '-c', 'sh ${join(ro, 'tool.sh')}']); if (r.stdout !== 'tool\\n') throw new Error('no read-only path: ' + JSON.stringify(r));
+        process.stdout.write('READY\\n'); setInterval(() => {}, 1000); })().catch((e) => { console.error(e); process.exit(1); });`;
+    const child = require('node:child_process').spawn(process.execPath, ['-e', code, host, image], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((ok, fail) => { child.stdout.on('data', (d: Buffer) => { if (d.toString().includes('READY')) ok(); }); child.on('exit', () => fail(new Error('the runner exited early'))); });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('exit', r));
+    const gc = new DockerSandboxProvider({ hosts: [{ url: host }], image, warmPool: 0 });
+    const ofRun = async (run: string) => ({
+      containers: (await gc.docker.listContainers({ all: true, filters: { label: [`clawgym.run=${run}`] } })).length,
+      volumes: ((await gc.docker.listVolumes({ filters: { label: [`clawgym.run=${run}`] } })).Volumes ?? []).length,
+    });
+    try {
+      expect(await ofRun(crashed)).toEqual({ containers: 1, volumes: 1 });
+      const keep = await gc.create(spec(live, 'b')); // this process is alive: its run must survive
+      try {
+        expect(await ofRun(live)).toEqual({ containers: 1, volumes: 1 });
+        const report = await gc.sweep();
+        expect(report.removed.filter((r) => r.startsWith('volume')).length).toBe(1);
+        expect(report.removed.every((r) => r.includes(crashed) || r.startsWith('dir '))).toBe(true);
+        expect(await ofRun(crashed)).toEqual({ containers: 0, volumes: 0 });
+        expect(await ofRun(live)).toEqual({ containers: 1, volumes: 1 });
+        expect((await keep.exec(['sh', join(ro, 'tool.sh')])).stdout).toBe('tool\n');
+      } finally {
+        await keep.destroy();
+      }
+    } finally {
+      await gc.close();
+      rmSync(ro, { recursive: true, force: true });
+    }
+    expect(await ofRun(live)).toEqual({ containers: 0, volumes: 0 });
+  });
+
   it("a Harbor task's own image is built on the remote host it lands on, and its oracle passes only there", async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'cgh-harbor-'));
     try {
