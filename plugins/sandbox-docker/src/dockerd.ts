@@ -31,8 +31,13 @@ export interface StartDockerdOptions {
   timeoutMs?: number;
   /** Run it in this network namespace (a name under /run/netns, e.g. from {@link makeTestNetns}). */
   netns?: string;
-  /** Also listen on this TCP address (`10.231.7.2:2375`), plain HTTP: only for a namespace the test made. */
+  /**
+   * Also listen on this TCP address (`10.231.7.2:2375`): plain HTTP, only for a namespace the
+   * test made, unless `tls` is given.
+   */
   tcp?: string;
+  /** With `tcp`: serve TLS and verify clients (`--tlsverify`), with these PEM files of the daemon's side. */
+  tls?: { ca: string; cert: string; key: string };
 }
 
 function onPath(bin: string): boolean {
@@ -113,7 +118,8 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<P
     const args = [
       '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'),
       '-H', `unix://${socketPath}`, '--pidfile', pidfile,
-      ...(options.tcp ? ['-H', `tcp://${options.tcp}`, '--tls=false'] : []),
+      ...(options.tcp ? ['-H', `tcp://${options.tcp}`] : []),
+      ...(options.tcp && options.tls ? ['--tlsverify', '--tlscacert', options.tls.ca, '--tlscert', options.tls.cert, '--tlskey', options.tls.key] : options.tcp ? ['--tls=false'] : []),
       '--iptables=false', '--ip-masq=false', '--bridge=none',
       '--storage-driver', driver, '--default-runtime', 'runc',
     ];

@@ -96,6 +96,27 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
   }
 }
 
+/**
+ * A TLS handshake that failed, as a config error that says which side refused and what to
+ * check (OpenSSL's own text is kept as the reason); undefined for any other error.
+ */
+export function tlsRefusal(err: unknown, url: string): ClawGymError | undefined {
+  const e = err as { code?: string; message?: string } | undefined;
+  if (!e || typeof e !== 'object' || err instanceof ClawGymError) return undefined;
+  const text = `${e.code ?? ''} ${e.message ?? ''}`;
+  if (/alert (bad certificate|certificate required|unknown ca|certificate unknown|handshake failure)/i.test(text)) {
+    return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url} refused our TLS client certificate (${(e.message ?? text).trim().slice(0, 300)})`, {
+      hint: 'tls.cert and tls.key must be a client certificate (extendedKeyUsage clientAuth) signed by the CA the engine trusts (its --tlscacert)', cause: err,
+    });
+  }
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL|wrong version number/.test(e.code ?? '') || /wrong version number/i.test(text)) {
+    return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url}: its TLS certificate could not be verified (${(e.code ?? e.message ?? '').trim()}${e.message && e.code ? `: ${e.message.slice(0, 200)}` : ''})`, {
+      hint: "tls.ca must be the CA that signed the engine's certificate, and the address in the url must be in that certificate's subjectAltName; a port that serves plain HTTP needs no tls", cause: err,
+    });
+  }
+  return undefined;
+}
+
 /** Errors that mean the engine did not answer at all (as opposed to an HTTP error it sent). */
 export function isUnreachable(err: unknown): boolean {
   if (err instanceof ClawGymError) return err.code === ErrorCodes.DOCKER_HOST_UNREACHABLE;
@@ -204,7 +225,7 @@ export class DockerHosts {
       try {
         return await host.maxSandboxes(this.timeoutMs);
       } catch (err) {
-        if (!isUnreachable(err)) throw err;
+        if (!isUnreachable(err)) throw tlsRefusal(err, host.url) ?? err;
         host.markDown((err as Error).message);
         return 0;
       }
