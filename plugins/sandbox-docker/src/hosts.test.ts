@@ -18,9 +18,10 @@ describe('the hosts option', () => {
     const pem = join(dir, 'x.pem');
     writeFileSync(pem, 'not really PEM, read as bytes');
     writeFileSync(join(dir, 'id'), 'key');
+    writeFileSync(join(dir, 'known_hosts'), '[build-1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE35+QDOOSS/UNsB7m5iIyQPTqf3hw0wZ39s2U7mbmqZ\n');
     const hosts = DockerHosts.parse([
       'unix:///var/run/docker.sock', 'tcp://10.0.0.2:2375', { url: 'tcp://10.0.0.3:2376', tls: { ca: pem, cert: pem, key: pem } },
-      { url: 'ssh://me@build-1:2222', sshKey: join(dir, 'id') }, { url: 'unix:///mnt/remote.sock', local: false },
+      { url: 'ssh://me@build-1:2222', sshKey: join(dir, 'id'), sshKnownHosts: join(dir, 'known_hosts') }, { url: 'unix:///mnt/remote.sock', local: false },
     ]);
     expect(hosts.list.map((h) => [h.url, h.local])).toEqual([
       ['unix:///var/run/docker.sock', true], ['tcp://10.0.0.2:2375', false], ['tcp://10.0.0.3:2376', false], ['ssh://me@build-1:2222', false], ['unix:///mnt/remote.sock', false],
@@ -40,6 +41,11 @@ describe('the hosts option', () => {
     refused([{ url: 'tcp://h:2376', tls: { ca: join(dir, 'missing.pem'), cert: 'c', key: 'k' } }], /cannot read the TLS CA .*missing\.pem/);
     refused([{ url: 'unix:///s', tls: { ca: 'a', cert: 'b', key: 'c' } }], /tls is for tcp:\/\/ hosts/);
     refused([{ url: 'tcp://h:2375', sshKey: 'k' }], /sshKey is for ssh:\/\/ hosts/);
+    refused([{ url: 'tcp://h:2375', sshKnownHosts: 'k' }], /sshKnownHosts is for ssh:\/\/ hosts/);
+    // An ssh host whose key is not known: refused before any login, with how to add it.
+    refused([{ url: 'ssh://me@build-9', sshKey: join(dir, 'id'), sshKnownHosts: join(dir, 'known_hosts') }], /build-9 is not in .*known_hosts: the host's key must be known/);
+    refused([{ url: 'ssh://me@build-1', sshKey: join(dir, 'id'), sshKnownHosts: join(dir, 'known_hosts') }], /build-1 is not in/); // port 22 is another entry
+    refused([{ url: 'ssh://me@build-1:2222', sshKey: join(dir, 'id'), sshKnownHosts: join(dir, 'none') }], /cannot read the known_hosts file .*none/);
     refused([{ url: 'tcp://h:2375', maxSandboxes: 0 }], /maxSandboxes must be a positive integer/);
     refused(['tcp://h:2375', 'tcp://h:2375'], /listed twice/);
     refused([{ nope: 1 }], /each host is a URL/);

@@ -9,8 +9,11 @@
  * until a probe finds it answering again.
  */
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { ClawGymError, ErrorCodes } from '@clawgym/core';
 import Docker from 'dockerode';
+import { knownHostKeys, knownHostsName } from './known-hosts';
 
 /** One Docker engine of the `hosts` option, spelled out. */
 export interface DockerHostOption {
@@ -20,6 +23,12 @@ export interface DockerHostOption {
   tls?: { ca: string; cert: string; key: string };
   /** For `ssh://`: the private key file (default: the ssh agent at `SSH_AUTH_SOCK`). */
   sshKey?: string;
+  /**
+   * For `ssh://`: the known_hosts file that must list the host's key (default
+   * `~/.ssh/known_hosts`, as the ssh client reads it); a host it does not list is refused, and
+   * a host that presents another key fails its handshake, as `StrictHostKeyChecking yes` does.
+   */
+  sshKnownHosts?: string;
   /** Most sandboxes at once on this host (default: the engine's `NCPU`). */
   maxSandboxes?: number;
   /**
@@ -65,6 +74,7 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
   if (o.maxSandboxes !== undefined && !(Number.isInteger(o.maxSandboxes) && o.maxSandboxes > 0)) throw invalid(`${o.url}: maxSandboxes must be a positive integer, got ${o.maxSandboxes}`);
   if (o.tls && u.protocol !== 'tcp:') throw invalid(`${o.url}: tls is for tcp:// hosts`);
   if (o.sshKey && u.protocol !== 'ssh:') throw invalid(`${o.url}: sshKey is for ssh:// hosts`);
+  if (o.sshKnownHosts && u.protocol !== 'ssh:') throw invalid(`${o.url}: sshKnownHosts is for ssh:// hosts`);
   switch (u.protocol) {
     case 'unix:': {
       const socketPath = decodeURIComponent(u.pathname);
@@ -83,10 +93,22 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
       if (!u.hostname) throw invalid(`${o.url}: an ssh:// host needs a host name`);
       const privateKey = o.sshKey ? readPem(o.sshKey, 'ssh key', o.url) : undefined;
       if (!privateKey && !process.env.SSH_AUTH_SOCK) throw invalid(`${o.url}: no sshKey and no ssh agent (SSH_AUTH_SOCK)`, 'give sshKey: the private key file that logs in to the host');
+      const port = u.port ? Number(u.port) : 22;
+      const knownHosts = o.sshKnownHosts ?? join(homedir(), '.ssh', 'known_hosts');
+      let listed: string;
+      try {
+        listed = readFileSync(knownHosts, 'utf8');
+      } catch (err) {
+        throw invalid(`${o.url}: cannot read the known_hosts file ${knownHosts} (${(err as Error).message}): the host's key must be known before ClawGym logs in`, `add it after checking its fingerprint: ssh-keyscan -p ${port} ${u.hostname} >> ${knownHosts}; or set sshKnownHosts to a file that lists it`);
+      }
+      const hostKeys = new Set(knownHostKeys(listed, u.hostname, port));
+      if (hostKeys.size === 0) throw invalid(`${o.url}: ${knownHostsName(u.hostname, port)} is not in ${knownHosts}: the host's key must be known before ClawGym logs in`, `add it after checking its fingerprint: ssh-keyscan -p ${port} ${u.hostname} >> ${knownHosts}; or set sshKnownHosts to a file that lists it`);
+      // ssh2 gives the key blob the host presented; known_hosts holds the same blob in base64.
+      const hostVerifier = (key: Buffer) => hostKeys.has(key.toString('base64'));
       return {
         docker: new Docker({
-          protocol: 'ssh', host: u.hostname, port: u.port ? Number(u.port) : 22, username: u.username ? decodeURIComponent(u.username) : undefined,
-          sshOptions: privateKey ? { privateKey } : { agent: process.env.SSH_AUTH_SOCK },
+          protocol: 'ssh', host: u.hostname, port, username: u.username ? decodeURIComponent(u.username) : undefined,
+          sshOptions: { ...(privateKey ? { privateKey } : { agent: process.env.SSH_AUTH_SOCK }), hostVerifier },
         } as Docker.DockerOptions),
         local: o.local ?? false,
       };
@@ -97,16 +119,26 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
 }
 
 /**
- * A TLS handshake that failed, as a config error that says which side refused and what to
- * check (OpenSSL's own text is kept as the reason); undefined for any other error.
+ * A TLS or ssh handshake that failed, as a config error that says which side refused and what
+ * to check (the library's own text is kept as the reason); undefined for any other error.
  */
-export function tlsRefusal(err: unknown, url: string): ClawGymError | undefined {
+export function handshakeRefusal(err: unknown, url: string): ClawGymError | undefined {
   const e = err as { code?: string; message?: string } | undefined;
   if (!e || typeof e !== 'object' || err instanceof ClawGymError) return undefined;
   const text = `${e.code ?? ''} ${e.message ?? ''}`;
   if (/alert (bad certificate|certificate required|unknown ca|certificate unknown|handshake failure)/i.test(text)) {
     return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url} refused our TLS client certificate (${(e.message ?? text).trim().slice(0, 300)})`, {
       hint: 'tls.cert and tls.key must be a client certificate (extendedKeyUsage clientAuth) signed by the CA the engine trusts (its --tlscacert)', cause: err,
+    });
+  }
+  if (/All configured authentication methods failed/.test(text)) {
+    return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url} refused our ssh key (${e.message})`, {
+      hint: "the public half of sshKey (or of a key in the ssh agent) must be in the user's ~/.ssh/authorized_keys on that host", cause: err,
+    });
+  }
+  if (/Host denied \(verification failed\)/.test(text)) {
+    return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url} presented a host key that its known_hosts entry does not list (${e.message}): it may not be the machine you mean`, {
+      hint: 'if the host was reinstalled, check its new fingerprint and replace its line in known_hosts (ssh-keygen -R <host>, then ssh-keyscan)', cause: err,
     });
   }
   if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL|wrong version number/.test(e.code ?? '') || /wrong version number/i.test(text)) {
@@ -225,7 +257,7 @@ export class DockerHosts {
       try {
         return await host.maxSandboxes(this.timeoutMs);
       } catch (err) {
-        if (!isUnreachable(err)) throw tlsRefusal(err, host.url) ?? err;
+        if (!isUnreachable(err)) throw handshakeRefusal(err, host.url) ?? err;
         host.markDown((err as Error).message);
         return 0;
       }

@@ -9,7 +9,7 @@ import {
   type ExecOptions, type ExecResult, type LimitEnforcement, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
 } from '@clawgym/core';
 import Docker from 'dockerode';
-import { DockerHost, DockerHosts, isUnreachable, tlsRefusal, type DockerHostSpec } from './hosts';
+import { DockerHost, DockerHosts, isUnreachable, handshakeRefusal, type DockerHostSpec } from './hosts';
 import { engineLimitEnforcement } from './limits';
 import { hostTar, pullDir, pushDir, pushPaths } from './remote-workspace';
 import { TaskImages, type TaskImage } from './task-image';
@@ -620,7 +620,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       try {
         return await this.createOn(host, spec, socketPath);
       } catch (err) {
-        const tls = tlsRefusal(err, host.url);
+        const tls = handshakeRefusal(err, host.url);
         if (tls) throw tls;
         if (!isUnreachable(err)) throw err;
         host.markDown(messageOf(err));
