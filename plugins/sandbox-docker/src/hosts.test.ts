@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerHost, DockerHosts, dockerClient, isUnreachable } from './hosts';
 import { DockerSandboxProvider } from './provider';
+import { SshDialAgent } from './ssh-dial';
 
 const dir = mkdtempSync(join(tmpdir(), 'clawgym-hosts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,7 +31,8 @@ describe('the hosts option', () => {
     expect(modem(0)).toMatchObject({ socketPath: '/var/run/docker.sock' });
     expect(modem(1)).toMatchObject({ host: '10.0.0.2', port: 2375, protocol: 'http' });
     expect(modem(2)).toMatchObject({ host: '10.0.0.3', port: 2376, protocol: 'https' });
-    expect(modem(3)).toMatchObject({ host: 'build-1', port: 2222, protocol: 'ssh', username: 'me' });
+    expect(modem(3)).toMatchObject({ host: 'build-1', port: 2222, protocol: 'http', agent: expect.any(SshDialAgent) });
+    expect((modem(3).agent as unknown as { config: object }).config).toMatchObject({ host: 'build-1', port: 2222, username: 'me', privateKey: Buffer.from('key') });
   });
 
   it('refuses what it cannot use, naming the host and the field', () => {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { ClawGymError, ErrorCodes } from '@clawgym/core';
 import Docker from 'dockerode';
 import { knownHostKeys, knownHostsName } from './known-hosts';
+import { SshDialAgent } from './ssh-dial';
 
 /** One Docker engine of the `hosts` option, spelled out. */
 export interface DockerHostOption {
@@ -105,11 +106,13 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
       if (hostKeys.size === 0) throw invalid(`${o.url}: ${knownHostsName(u.hostname, port)} is not in ${knownHosts}: the host's key must be known before ClawGym logs in`, `add it after checking its fingerprint: ssh-keyscan -p ${port} ${u.hostname} >> ${knownHosts}; or set sshKnownHosts to a file that lists it`);
       // ssh2 gives the key blob the host presented; known_hosts holds the same blob in base64.
       const hostVerifier = (key: Buffer) => hostKeys.has(key.toString('base64'));
+      // Requests go over dial-stdio channels of kept ssh connections (see SshDialAgent).
+      const agent = new SshDialAgent({
+        host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port, username: u.username ? decodeURIComponent(u.username) : undefined,
+        ...(privateKey ? { privateKey } : { agent: process.env.SSH_AUTH_SOCK }), hostVerifier,
+      });
       return {
-        docker: new Docker({
-          protocol: 'ssh', host: u.hostname, port, username: u.username ? decodeURIComponent(u.username) : undefined,
-          sshOptions: { ...(privateKey ? { privateKey } : { agent: process.env.SSH_AUTH_SOCK }), hostVerifier },
-        } as Docker.DockerOptions),
+        docker: new Docker({ protocol: 'http', host: u.hostname, port, agent } as Docker.DockerOptions),
         local: o.local ?? false,
       };
     }
@@ -304,5 +307,7 @@ export class DockerHosts {
   close(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    // An ssh host's kept connections (they end by themselves when idle, too).
+    for (const h of this.list) ((h.docker as unknown as { modem: { agent?: { destroy(): void } } }).modem.agent)?.destroy();
   }
 }

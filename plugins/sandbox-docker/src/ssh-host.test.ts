@@ -2,7 +2,8 @@
  * A Docker host over `ssh://`, for real: an OpenSSH server in a network namespace of its own,
  * reached over a veth, whose sessions reach a private dockerd (`docker system dial-stdio`, as
  * the Docker CLI does). The provider logs in with a key file (`hosts: [{ url, sshKey }]`) and
- * runs a sandbox there: commands, files, a model call through the exec tunnel, several at once;
+ * runs a sandbox there: commands, files, a model call through the exec tunnel, several at once,
+ * over one kept ssh connection;
  * an unknown client key and a host key known_hosts does not list are refused.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -14,6 +15,7 @@ import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
 import { DockerSandboxProvider } from './provider';
+import { SshDialAgent } from './ssh-dial';
 
 jest.setTimeout(120_000);
 
@@ -120,6 +122,22 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
     const local = new DockerSandboxProvider({ socketPath: dockerd!.socketPath, image, warmPool: 0 });
     expect(await local.docker.listContainers({ all: true, filters: { label: [`clawgym.run=${runId}`] } })).toEqual([]);
     await local.close();
+  });
+
+  it('keeps its ssh connection and dial-stdio channels for the next requests', async () => {
+    // dockerode's own ssh transport logged in and started `docker system dial-stdio` for every
+    // request (~0.2 s each here); the agent keeps both, as HTTP keep-alive keeps a TCP connection.
+    const provider = new DockerSandboxProvider({ hosts: [{ url, sshKey: join(dir, 'client'), sshKnownHosts: join(dir, 'known_hosts') }], image, warmPool: 0 });
+    try {
+      const agent = (provider.docker as unknown as { modem: { agent: SshDialAgent } }).modem.agent;
+      expect(agent).toBeInstanceOf(SshDialAgent);
+      for (let i = 0; i < 20; i++) await provider.docker.ping();
+      await Promise.all(Array.from({ length: 6 }, () => provider.docker.version()));
+      expect(agent.opened.connections).toBe(1);
+      expect(agent.opened.channels).toBeLessThanOrEqual(6); // at most one per request in flight at once
+    } finally {
+      await provider.close();
+    }
   });
 
   it('refuses a key the server does not know, and a server whose host key known_hosts does not list, saying which', async () => {
