@@ -6,7 +6,9 @@
 // sandboxes one after the other with no pause: the pool refills meanwhile), with its three
 // phases, and also without the pool (warmPool 0) and with a bubblewrap per command (holder: false). The Docker
 // sandbox is measured with its warm pool warm, one sandbox every DOCKER_GAP_MS (a rate the pool
-// refills at), and cold (warmPool 0). Then sustained agentloop rollouts per minute (scripted
+// refills at), and cold (warmPool 0); and cold on a remote host (an engine in its own network
+// namespace) over TCP and over ssh://, with one API request over ssh against dockerode's own
+// transport. Then sustained agentloop rollouts per minute (scripted
 // engine, local sandboxes) at the best concurrency, with the infrastructure-failure rate.
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
@@ -97,6 +99,46 @@ async function main() {
       if (r.status !== 0) throw new Error(`docker run failed: ${r.stderr}`);
     });
   }
+  // A remote host, as the provider reaches one: an engine in a network namespace of its own,
+  // over plain TCP and over ssh:// (an sshd in the same namespace), workspace by the archive API
+  // and model by the exec tunnel; cold (warmPool 0), against the local engine cold above. Plus
+  // one API request (/_ping) over ssh: the provider's kept channels against dockerode's own
+  // transport (a login and a dial-stdio process per request).
+  let tcpCold = [NaN];
+  let sshCold = [NaN];
+  let sshPingAgent = [NaN];
+  let sshPingDockerode = [NaN];
+  let remote;
+  if (dockerd && !docker.netnsMissing()) {
+    const net = docker.makeTestNetns(0);
+    try {
+      const engine = await docker.startDockerd({ netns: net.name, tcp: `${net.nsIp}:2375` });
+      remote = { net, engine };
+      const image = await docker.buildSandboxImage(engine.dockerHost);
+      const tcp = docker.dockerSandboxProvider({ hosts: [`tcp://${net.nsIp}:2375`], image, warmPool: 0 });
+      await latency(tcp, socketPath, 2);
+      tcpCold = await latency(tcp, socketPath, 10);
+      await tcp.close();
+      if (!docker.sshdMissing()) {
+        const sshd = await docker.startTestSshd(net, engine.dockerHost);
+        remote.sshd = sshd;
+        const host = { url: sshd.url, sshKey: sshd.clientKey, sshKnownHosts: sshd.knownHosts };
+        const ssh = docker.dockerSandboxProvider({ hosts: [host], image, warmPool: 0 });
+        await latency(ssh, socketPath, 2);
+        sshCold = await latency(ssh, socketPath, 10);
+        const ping = async (d, n) => { const xs = []; for (let i = 0; i < n; i++) { const t0 = now(); await d.ping(); xs.push(now() - t0); } return xs; };
+        sshPingAgent = await ping(ssh.docker, 20);
+        await ssh.close();
+        const Docker = require('dockerode');
+        const { readFileSync } = require('node:fs');
+        const plain = new Docker({ protocol: 'ssh', host: net.nsIp, port: 22, username: 'root', sshOptions: { privateKey: readFileSync(sshd.clientKey) } });
+        sshPingDockerode = await ping(plain, 20);
+      }
+    } catch (err) {
+      console.log(`remote host figures skipped: ${err.message}`);
+    }
+  }
+
   const line = (name, xs) => console.log(`${name.padEnd(34)} p50 ${pct(xs, 0.5).toFixed(1).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(1).padStart(7)} ms`);
   console.log('create + exec `true` + destroy:');
   line('bare spawn of `true`', spawnTimes);
@@ -109,6 +151,10 @@ async function main() {
   line(`docker, warm pool (1 per ${DOCKER_GAP_MS} ms)`, dockerWarm);
   line('docker, no pool', dockerCold);
   line('docker run --rm <image> true', dockerRun);
+  line('docker, remote host over tcp, no pool', tcpCold);
+  line('docker, remote host over ssh, no pool', sshCold);
+  line('  /_ping over ssh, kept channels', sshPingAgent);
+  line("  /_ping over ssh, dockerode's transport", sshPingDockerode);
 
   // Sustained agentloop rollouts in bubblewrap sandboxes.
   let best = { concurrency: 0, perMin: 0, infra: 0, n: 0 };
@@ -132,11 +178,14 @@ async function main() {
     if (perMin > best.perMin) best = { concurrency, perMin, infra, n: reports.length };
   }
   await p.close();
+  await remote?.sshd?.stop();
+  await remote?.engine.stop();
+  remote?.net.remove();
   await dockerd?.stop();
   rmSync(dir, { recursive: true, force: true });
   const p50 = (xs) => pct(xs, 0.5);
   const localKey = bwrapBin ? 'bwrap' : 'local_nobwrap';
   const f = (xs) => p50(xs).toFixed(1);
-  console.log(`RESULT sandbox ${localKey}_p50_ms=${f(localTimes)} ${localKey}_p99_ms=${pct(localTimes, 0.99).toFixed(1)} bare_bwrap_p50_ms=${f(bareBwrap)} local_minus_bare_ms=${(p50(localTimes) - p50(bareBwrap)).toFixed(1)} ${localKey}_create_p50_ms=${f(phases.create)} ${localKey}_exec_p50_ms=${f(phases.exec)} ${localKey}_destroy_p50_ms=${f(phases.destroy)} holder=${held} ${localKey}_nopool_p50_ms=${f(noPool)} ${localKey}_per_command_p50_ms=${f(perCommand)} load1=${load1.toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
+  console.log(`RESULT sandbox ${localKey}_p50_ms=${f(localTimes)} ${localKey}_p99_ms=${pct(localTimes, 0.99).toFixed(1)} bare_bwrap_p50_ms=${f(bareBwrap)} local_minus_bare_ms=${(p50(localTimes) - p50(bareBwrap)).toFixed(1)} ${localKey}_create_p50_ms=${f(phases.create)} ${localKey}_exec_p50_ms=${f(phases.exec)} ${localKey}_destroy_p50_ms=${f(phases.destroy)} holder=${held} ${localKey}_nopool_p50_ms=${f(noPool)} ${localKey}_per_command_p50_ms=${f(perCommand)} load1=${load1.toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} docker_tcp_nopool_p50_ms=${f(tcpCold)} docker_ssh_nopool_p50_ms=${f(sshCold)} remote_tcp_vs_local=${(p50(tcpCold) / p50(dockerCold)).toFixed(2)} ssh_vs_tcp=${(p50(sshCold) / p50(tcpCold)).toFixed(2)} ssh_ping_p50_ms=${p50(sshPingAgent).toFixed(2)} ssh_ping_dockerode_p50_ms=${f(sshPingDockerode)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
 }
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,8 +1,9 @@
 import { ClawGymError, collectOutput, ErrorCodes } from '@clawgym/core';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -238,4 +239,75 @@ export async function buildSandboxImage(dockerHost: string, options: { script?: 
   const tag = r.stdout.toString('utf8').trim().split('\n').pop();
   if (r.code === 0 && tag) return tag;
   throw new ClawGymError(ErrorCodes.IMAGE_BUILD_FAILED, `${script} failed (${r.error ?? r.code ?? r.signal}): ${r.stderr.toString('utf8').trim().slice(-2000)}`);
+}
+
+const SSHD = '/usr/sbin/sshd';
+
+/** Why {@link startTestSshd} cannot run here, or undefined. */
+export function sshdMissing(): string | undefined {
+  if (spawnSync(SSHD, ['-V'], { stdio: 'ignore' }).error || spawnSync('ssh-keygen', ['-?'], { stdio: 'ignore' }).error) return 'OpenSSH is not installed (apt-get install openssh-server)';
+  return undefined;
+}
+
+/** An OpenSSH server made by {@link startTestSshd}. */
+export interface TestSshd {
+  /** `ssh://root@<address>`. */
+  url: string;
+  /** The client's private key file (its public half is authorised), and a known_hosts file listing the server's key. */
+  clientKey: string;
+  knownHosts: string;
+  /** Folder of its keys and config. */
+  dir: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function keygen(file: string): void {
+  const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', file], { encoding: 'utf8' });
+  if (r.status !== 0) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `ssh-keygen: ${r.stderr}`);
+}
+
+/**
+ * An OpenSSH server in a test namespace (from {@link makeTestNetns}), listening on its address
+ * only, with a host key, one authorised client key and `SetEnv DOCKER_HOST=<dockerHost>`: its
+ * sessions' `docker system dial-stdio` reaches that engine, as on a real Docker host reached
+ * with `ssh://`. Root logs in with the key only. Stopped (by PID) with `stop()`.
+ */
+export async function startTestSshd(netns: TestNetns, dockerHost: string, timeoutMs = 20_000): Promise<TestSshd> {
+  const missing = sshdMissing();
+  if (missing) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, missing);
+  const dir = await mkdtemp(join(tmpdir(), 'cgssh-'));
+  keygen(join(dir, 'host_key'));
+  keygen(join(dir, 'client'));
+  writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client.pub')));
+  // What `ssh-keyscan` would have added after a user checked the fingerprint.
+  const hostKey = readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
+  writeFileSync(join(dir, 'known_hosts'), `${netns.nsIp} ${hostKey}\n`);
+  mkdirSync('/run/sshd', { recursive: true }); // its privilege-separation folder
+  writeFileSync(join(dir, 'sshd_config'), [
+    `ListenAddress ${netns.nsIp}`, 'Port 22', `HostKey ${join(dir, 'host_key')}`, `PidFile ${join(dir, 'sshd.pid')}`,
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`, 'PermitRootLogin prohibit-password', 'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no', 'MaxSessions 10', `SetEnv DOCKER_HOST=${dockerHost}`,
+  ].join('\n') + '\n');
+  const logPath = join(dir, 'sshd.log');
+  const log = openSync(logPath, 'a');
+  const child = spawn('nsenter', [`--net=/run/netns/${netns.name}`, SSHD, '-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', log, log], detached: true });
+  closeSync(log);
+  child.unref();
+  const pid = child.pid;
+  const stop = async () => {
+    if (pid && alive(pid)) { process.kill(pid, 'SIGTERM'); if (!await waitExit(pid, 5_000)) process.kill(pid, 'SIGKILL'); }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const up = await new Promise<boolean>((done) => { const s = netConnect(22, netns.nsIp, () => { s.destroy(); done(true); }); s.on('error', () => done(false)); });
+    if (up && pid) return { url: `ssh://root@${netns.nsIp}`, clientKey: join(dir, 'client'), knownHosts: join(dir, 'known_hosts'), dir, pid, stop };
+    if (Date.now() > deadline || !pid || !alive(pid)) {
+      const text = existsSync(logPath) ? readFileSync(logPath, 'utf8') : '';
+      await stop();
+      throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `sshd did not listen on ${netns.nsIp}:22: ${text.slice(-1000)}`);
+    }
+    await sleep(100);
+  }
 }

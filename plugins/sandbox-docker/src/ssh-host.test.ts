@@ -6,74 +6,45 @@
  * over one kept ssh connection;
  * an unknown client key and a host key known_hosts does not list are refused.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
-import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
+import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, sshdMissing, startDockerd, startTestSshd, type PrivateDockerd, type TestNetns, type TestSshd } from './dockerd';
 import { DockerSandboxProvider } from './provider';
 import { SshDialAgent } from './ssh-dial';
 
 jest.setTimeout(120_000);
-
-const SSHD = '/usr/sbin/sshd';
-const sshdMissing = () => (spawnSync(SSHD, ['-V'], { stdio: 'ignore' }).error || spawnSync('ssh-keygen', ['-?'], { stdio: 'ignore' }).error
-  ? 'OpenSSH is not installed (apt-get install openssh-server)' : undefined);
 
 const keygen = (file: string) => {
   const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`ssh-keygen: ${r.stderr}`);
 };
 
-/** Resolve once something accepts TCP connections at host:port. */
-async function listening(host: string, port: number, ms = 20_000): Promise<void> {
-  for (const t = Date.now(); ; await new Promise((r) => setTimeout(r, 100))) {
-    const ok = await new Promise<boolean>((done) => { const s = connect(port, host, () => { s.destroy(); done(true); }); s.on('error', () => done(false)); });
-    if (ok) return;
-    if (Date.now() - t > ms) throw new Error(`nothing listens on ${host}:${port}`);
-  }
-}
-
 describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host over ssh://, an OpenSSH server in its own network namespace', () => {
   let net: TestNetns | undefined;
   let dockerd: PrivateDockerd | undefined;
-  let sshd: ChildProcess | undefined;
-  let sshdLog = '';
+  let sshd: TestSshd | undefined;
   let proxy: Awaited<ReturnType<typeof startScriptedProxy>>;
   let socketPath = '';
   let image = '';
   let url = '';
-  const dir = mkdtempSync(join(tmpdir(), 'cgssh-'));
+  const dir = mkdtempSync(join(tmpdir(), 'cgssh-t-'));
   const runId = `ssh${process.pid}`;
+  const ok = () => ({ url, sshKey: sshd!.clientKey, sshKnownHosts: sshd!.knownHosts });
 
   beforeAll(async () => {
     net = makeTestNetns(3);
     dockerd = await startDockerd();
     image = await buildSandboxImage(dockerd.dockerHost);
-    keygen(join(dir, 'host_key'));
-    keygen(join(dir, 'client'));
+    sshd = await startTestSshd(net, dockerd.dockerHost);
+    url = sshd.url;
+    // A key the server does not know, and a known_hosts that lists another key for the server.
     keygen(join(dir, 'stranger'));
-    writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client.pub')));
-    // What `ssh-keyscan` would have added after a user checked the fingerprint; and a wrong one.
-    const hostKey = readFileSync(join(dir, 'host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
-    writeFileSync(join(dir, 'known_hosts'), `${net.nsIp} ${hostKey}\n`);
     const other = readFileSync(join(dir, 'stranger.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
     writeFileSync(join(dir, 'wrong_known_hosts'), `${net.nsIp} ${other}\n`);
-    mkdirSync('/run/sshd', { recursive: true }); // its privilege-separation folder
-    writeFileSync(join(dir, 'sshd_config'), [
-      `ListenAddress ${net.nsIp}`, 'Port 22', `HostKey ${join(dir, 'host_key')}`, `PidFile ${join(dir, 'sshd.pid')}`,
-      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`, 'PermitRootLogin prohibit-password', 'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no',
-      // The session's docker CLI talks to the private engine, as DOCKER_HOST on a real host would say.
-      `SetEnv DOCKER_HOST=${dockerd.dockerHost}`,
-    ].join('\n') + '\n');
-    sshd = spawn('nsenter', [`--net=/run/netns/${net.name}`, SSHD, '-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    sshd.stderr!.on('data', (d) => { sshdLog += d; });
-    await listening(net.nsIp, 22).catch((err) => { throw new Error(`${err.message}: ${sshdLog}`); });
-    url = `ssh://root@${net.nsIp}`;
     proxy = await startScriptedProxy(() => ({ text: 'hello over ssh' }));
     socketPath = join(proxy.dir, 'proxy.sock');
     await proxy.proxy.listenUnix(socketPath);
@@ -82,7 +53,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
   afterAll(async () => {
     await proxy?.close();
     if (proxy) rmSync(proxy.dir, { recursive: true, force: true });
-    if (sshd?.pid && sshd.exitCode === null) sshd.kill('SIGTERM');
+    await sshd?.stop();
     await dockerd?.stop();
     net?.remove();
     rmSync(dir, { recursive: true, force: true });
@@ -91,7 +62,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
   const spec = (rolloutId: string): SandboxSpec => ({ runId, rolloutId, limits: { pids: 64 }, modelEndpoint: { socketPath, url: proxy.url } });
 
   it('runs sandboxes on the engine behind the ssh server: commands, files and model calls, two at once', async () => {
-    const provider = new DockerSandboxProvider({ hosts: [{ url, sshKey: join(dir, 'client'), sshKnownHosts: join(dir, 'known_hosts') }], image, warmPool: 0 });
+    const provider = new DockerSandboxProvider({ hosts: [ok()], image, warmPool: 0 });
     try {
       const boxes = await Promise.all(['a', 'b'].map((id) => provider.create(spec(id))));
       try {
@@ -127,7 +98,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
   it('keeps its ssh connection and dial-stdio channels for the next requests', async () => {
     // dockerode's own ssh transport logged in and started `docker system dial-stdio` for every
     // request (~0.2 s each here); the agent keeps both, as HTTP keep-alive keeps a TCP connection.
-    const provider = new DockerSandboxProvider({ hosts: [{ url, sshKey: join(dir, 'client'), sshKnownHosts: join(dir, 'known_hosts') }], image, warmPool: 0 });
+    const provider = new DockerSandboxProvider({ hosts: [ok()], image, warmPool: 0 });
     try {
       const agent = (provider.docker as unknown as { modem: { agent: SshDialAgent } }).modem.agent;
       expect(agent).toBeInstanceOf(SshDialAgent);
@@ -141,7 +112,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
   });
 
   it('refuses a key the server does not know, and a server whose host key known_hosts does not list, saying which', async () => {
-    const stranger = new DockerSandboxProvider({ hosts: [{ url, sshKey: join(dir, 'stranger'), sshKnownHosts: join(dir, 'known_hosts') }], image, warmPool: 0 });
+    const stranger = new DockerSandboxProvider({ hosts: [{ ...ok(), sshKey: join(dir, 'stranger') }], image, warmPool: 0 });
     try {
       await expect(stranger.create(spec('stranger'))).rejects.toMatchObject({
         code: 'CLAWGYM_DOCKER_HOST_INVALID', message: `Docker host ${url} refused our ssh key (All configured authentication methods failed)`,
@@ -151,7 +122,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
       await stranger.close().catch(() => undefined);
     }
     // The right login, but the host presents a key other than the one known_hosts lists (a man in the middle, or a reinstall).
-    const impostor = new DockerSandboxProvider({ hosts: [{ url, sshKey: join(dir, 'client'), sshKnownHosts: join(dir, 'wrong_known_hosts') }], image, warmPool: 0 });
+    const impostor = new DockerSandboxProvider({ hosts: [{ ...ok(), sshKnownHosts: join(dir, 'wrong_known_hosts') }], image, warmPool: 0 });
     try {
       await expect(impostor.create(spec('impostor'))).rejects.toMatchObject({
         code: 'CLAWGYM_DOCKER_HOST_INVALID', message: expect.stringMatching(new RegExp(`^Docker host ${url} presented a host key that its known_hosts entry does not list`)),
