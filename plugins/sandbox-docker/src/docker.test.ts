@@ -292,6 +292,15 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     }
   }, 120_000);
 
+  it('checks itself for clawgym doctor: the engine answers and has the image, or says what to run', async () => {
+    expect(await provider.check()).toEqual({ ok: true, reason: expect.stringMatching(new RegExp(`^unix://${dockerd.socketPath}: engine \\d\\S*, image ${image}$`)) });
+    const noImage = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image: 'clawgym-sandbox:never-built' });
+    expect(await noImage.check()).toEqual({ ok: false, reason: expect.stringContaining('image clawgym-sandbox:never-built missing'), install: `DOCKER_HOST=unix://${dockerd.socketPath} bash scripts/docker-image.sh` });
+    const nobody = new DockerSandboxProvider({ socketPath: join(socketDir, 'no-engine.sock'), image });
+    const down = await nobody.check();
+    expect(down).toMatchObject({ ok: false, reason: expect.stringContaining('no Docker engine answers'), install: expect.stringContaining('apt-get install -y docker.io') });
+  });
+
   it('describes its isolation in one line', async () => {
     const line = await provider.describeIsolation();
     expect(line).toMatch(/^docker \(engine \d/);

@@ -162,7 +162,8 @@ export function isUnreachable(err: unknown): boolean {
     || /socket hang up|timed out|Timeout|ECONNREFUSED|not answering/i.test(e.message ?? '');
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `p`, or a DOCKER_HOST_UNREACHABLE error once `ms` pass without an answer. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const t = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new ClawGymError(ErrorCodes.DOCKER_HOST_UNREACHABLE, `${what}: no answer in ${ms} ms`)), ms);

@@ -6,10 +6,10 @@ import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
   ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
-  type ExecOptions, type ExecResult, type LimitEnforcement, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
+  type ExecOptions, type ExecResult, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
 } from '@clawgym/core';
 import Docker from 'dockerode';
-import { DockerHost, DockerHosts, isUnreachable, handshakeRefusal, type DockerHostSpec } from './hosts';
+import { DockerHost, DockerHosts, handshakeRefusal, isUnreachable, withTimeout, type DockerHostSpec } from './hosts';
 import { engineLimitEnforcement } from './limits';
 import { hostTar, pullDir, pushDir, pushPaths } from './remote-workspace';
 import { TaskImages, type TaskImage } from './task-image';
@@ -597,6 +597,33 @@ export class DockerSandboxProvider implements SandboxProvider {
     const engine = engines.join('; ');
     return `docker (${engine}): a container per sandbox from ${this.image}, no network but the model socket (NetworkMode none), `
       + `user ${this.user.uid}:${this.user.gid}, all capabilities dropped, no-new-privileges, read-only root, cpu/memory/pids limits`;
+  }
+
+  /**
+   * For `clawgym doctor`: every host answers (within 5 s), logs us in, and has the sandbox
+   * image; what is wrong is said per host, with the command that fixes it.
+   */
+  async check(): Promise<ProviderCheck> {
+    const results = await Promise.all(this.hosts.list.map(async (h): Promise<{ ok: boolean; line: string; fix?: string }> => {
+      let version: string;
+      try {
+        version = (await withTimeout(h.docker.version(), 5_000, `${h.url} /version`)).Version;
+      } catch (err) {
+        const refused = handshakeRefusal(err, h.url);
+        if (refused) return { ok: false, line: `${refused.message} (${refused.hint})` };
+        const local = h.url.startsWith('unix://');
+        return { ok: false, line: `${h.url}: no Docker engine answers (${messageOf(err)})`, fix: local ? 'apt-get install -y docker.io, then start dockerd (or set DOCKER_HOST / socketPath to a running engine)' : undefined };
+      }
+      try {
+        await withTimeout(h.docker.getImage(this.image).inspect(), 5_000, `${h.url} image inspect`);
+      } catch (err) {
+        if (statusOf(err) !== 404) return { ok: false, line: `${h.url}: engine ${version}, but the image check failed (${messageOf(err)})` };
+        return { ok: false, line: `${h.url}: engine ${version}, image ${this.image} missing`, fix: `DOCKER_HOST=${h.url} bash scripts/docker-image.sh` };
+      }
+      return { ok: true, line: `${h.url}: engine ${version}, image ${this.image}` };
+    }));
+    const fixes = results.map((r) => r.fix).filter((f): f is string => f !== undefined);
+    return { ok: results.every((r) => r.ok), reason: results.map((r) => r.line).join('; '), ...(fixes.length ? { install: [...new Set(fixes)].join(' && ') } : {}) };
   }
 
   /** How the first host's engine enforces each limit, by its own account. */

@@ -114,6 +114,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
   it('refuses a key the server does not know, and a server whose host key known_hosts does not list, saying which', async () => {
     const stranger = new DockerSandboxProvider({ hosts: [{ ...ok(), sshKey: join(dir, 'stranger') }], image, warmPool: 0 });
     try {
+      expect(await stranger.check()).toEqual({ ok: false, reason: expect.stringMatching(new RegExp(`^Docker host ${url} refused our ssh key .*authorized_keys`)) });
       await expect(stranger.create(spec('stranger'))).rejects.toMatchObject({
         code: 'CLAWGYM_DOCKER_HOST_INVALID', message: `Docker host ${url} refused our ssh key (All configured authentication methods failed)`,
         hint: expect.stringContaining('authorized_keys'),

@@ -101,6 +101,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? opensslMissing(), 'a Docker hos
         await sb.destroy();
       }
       expect(await provider.describeIsolation()).toContain(`docker (${url} (remote: workspace by archive, model by exec tunnel) engine `);
+      expect(await provider.check()).toMatchObject({ ok: true, reason: expect.stringMatching(new RegExp(`^${url}: engine \\d\\S*, image ${image}$`)) });
     } finally {
       await provider.close();
     }
@@ -109,6 +110,8 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? opensslMissing(), 'a Docker hos
   it('refuses a client certificate from another CA, a client without one, and plain HTTP', async () => {
     const impostor = new DockerSandboxProvider({ hosts: [{ url, tls: { ca, ...rogue } }], image, warmPool: 0 });
     try {
+      // What clawgym doctor shows for it.
+      expect(await impostor.check()).toEqual({ ok: false, reason: expect.stringMatching(new RegExp(`^Docker host ${url} refused our TLS client certificate .*signed by the CA the engine trusts`)) });
       // A config error that says which side refused and what to check, not OpenSSL's text alone.
       await expect(impostor.create(spec('rogue'))).rejects.toMatchObject({
         code: 'CLAWGYM_DOCKER_HOST_INVALID', message: expect.stringMatching(new RegExp(`^Docker host ${url} refused our TLS client certificate \\(.*bad certificate`)),
