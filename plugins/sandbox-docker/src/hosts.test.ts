@@ -82,7 +82,9 @@ describe('choosing a host', () => {
   it('spreads by free capacity (NCPU or maxSandboxes), skips a host that stops answering, and takes it back once it answers', async () => {
     const big = await fakeEngine('big', 4);
     const small = await fakeEngine('small', 64);
-    const hosts = DockerHosts.parse([big.url, { url: small.url, maxSandboxes: 2 }], { probeMs: 100, probeTimeoutMs: 500 });
+    // A stopped engine fails at once (its socket is gone), so the time limit only has to be
+    // generous: at 500 ms a loaded machine (a whole suite beside this one) missed /info once.
+    const hosts = DockerHosts.parse([big.url, { url: small.url, maxSandboxes: 2 }], { probeMs: 100, probeTimeoutMs: 10_000 });
     try {
       const [b, s] = hosts.list as [DockerHost, DockerHost];
       // Six at once: 4 + 2 slots, each pick counted before the next one chooses.
