@@ -273,7 +273,9 @@ function keygen(file: string): void {
  * sessions' `docker system dial-stdio` reaches that engine, as on a real Docker host reached
  * with `ssh://`. Root logs in with the key only. Stopped (by PID) with `stop()`.
  */
-export async function startTestSshd(netns: TestNetns, dockerHost: string, timeoutMs = 20_000): Promise<TestSshd> {
+export async function startTestSshd(netns: TestNetns, dockerHost: string, o: { port?: number; timeoutMs?: number } = {}): Promise<TestSshd> {
+  const port = o.port ?? 22;
+  const timeoutMs = o.timeoutMs ?? 20_000;
   const missing = sshdMissing();
   if (missing) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, missing);
   const dir = await mkdtemp(join(tmpdir(), 'cgssh-'));
@@ -282,10 +284,10 @@ export async function startTestSshd(netns: TestNetns, dockerHost: string, timeou
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client.pub')));
   // What `ssh-keyscan` would have added after a user checked the fingerprint.
   const hostKey = readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
-  writeFileSync(join(dir, 'known_hosts'), `${netns.nsIp} ${hostKey}\n`);
+  writeFileSync(join(dir, 'known_hosts'), `${port === 22 ? netns.nsIp : `[${netns.nsIp}]:${port}`} ${hostKey}\n`);
   mkdirSync('/run/sshd', { recursive: true }); // its privilege-separation folder
   writeFileSync(join(dir, 'sshd_config'), [
-    `ListenAddress ${netns.nsIp}`, 'Port 22', `HostKey ${join(dir, 'host_key')}`, `PidFile ${join(dir, 'sshd.pid')}`,
+    `ListenAddress ${netns.nsIp}`, `Port ${port}`, `HostKey ${join(dir, 'host_key')}`, `PidFile ${join(dir, 'sshd.pid')}`,
     `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`, 'PermitRootLogin prohibit-password', 'PasswordAuthentication no',
     'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no', 'MaxSessions 10', `SetEnv DOCKER_HOST=${dockerHost}`,
   ].join('\n') + '\n');
@@ -301,12 +303,12 @@ export async function startTestSshd(netns: TestNetns, dockerHost: string, timeou
   };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const up = await new Promise<boolean>((done) => { const s = netConnect(22, netns.nsIp, () => { s.destroy(); done(true); }); s.on('error', () => done(false)); });
-    if (up && pid) return { url: `ssh://root@${netns.nsIp}`, clientKey: join(dir, 'client'), knownHosts: join(dir, 'known_hosts'), dir, pid, stop };
+    const up = await new Promise<boolean>((done) => { const s = netConnect(port, netns.nsIp, () => { s.destroy(); done(true); }); s.on('error', () => done(false)); });
+    if (up && pid) return { url: `ssh://root@${netns.nsIp}${port === 22 ? '' : `:${port}`}`, clientKey: join(dir, 'client'), knownHosts: join(dir, 'known_hosts'), dir, pid, stop };
     if (Date.now() > deadline || !pid || !alive(pid)) {
       const text = existsSync(logPath) ? readFileSync(logPath, 'utf8') : '';
       await stop();
-      throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `sshd did not listen on ${netns.nsIp}:22: ${text.slice(-1000)}`);
+      throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `sshd did not listen on ${netns.nsIp}:${port}: ${text.slice(-1000)}`);
     }
     await sleep(100);
   }

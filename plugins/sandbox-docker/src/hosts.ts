@@ -30,6 +30,12 @@ export interface DockerHostOption {
    * a host that presents another key fails its handshake, as `StrictHostKeyChecking yes` does.
    */
   sshKnownHosts?: string;
+  /**
+   * For `ssh://`: the engine's socket on that host (`/var/run/docker.sock`). Given, requests go
+   * over channels forwarded to it (sshd's `AllowStreamLocalForwarding`, on by default), which
+   * start no process there; by default, `docker system dial-stdio`, as the Docker CLI does.
+   */
+  sshDockerSocket?: string;
   /** Most sandboxes at once on this host (default: the engine's `NCPU`). */
   maxSandboxes?: number;
   /**
@@ -76,6 +82,8 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
   if (o.tls && u.protocol !== 'tcp:') throw invalid(`${o.url}: tls is for tcp:// hosts`);
   if (o.sshKey && u.protocol !== 'ssh:') throw invalid(`${o.url}: sshKey is for ssh:// hosts`);
   if (o.sshKnownHosts && u.protocol !== 'ssh:') throw invalid(`${o.url}: sshKnownHosts is for ssh:// hosts`);
+  if (o.sshDockerSocket !== undefined && u.protocol !== 'ssh:') throw invalid(`${o.url}: sshDockerSocket is for ssh:// hosts`);
+  if (o.sshDockerSocket !== undefined && !o.sshDockerSocket.startsWith('/')) throw invalid(`${o.url}: sshDockerSocket must be an absolute path on that host, got ${JSON.stringify(o.sshDockerSocket)}`, "sshDockerSocket: '/var/run/docker.sock'");
   switch (u.protocol) {
     case 'unix:': {
       const socketPath = decodeURIComponent(u.pathname);
@@ -110,6 +118,7 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
       const agent = new SshDialAgent({
         host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port, username: u.username ? decodeURIComponent(u.username) : undefined,
         ...(privateKey ? { privateKey } : { agent: process.env.SSH_AUTH_SOCK }), hostVerifier,
+        ...(o.sshDockerSocket ? { dockerSocket: o.sshDockerSocket } : {}),
       });
       return {
         docker: new Docker({ protocol: 'http', host: u.hostname, port, agent } as Docker.DockerOptions),
@@ -137,6 +146,14 @@ export function handshakeRefusal(err: unknown, url: string): ClawGymError | unde
   if (/All configured authentication methods failed/.test(text)) {
     return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url} refused our ssh key (${e.message})`, {
       hint: "the public half of sshKey (or of a key in the ssh agent) must be in the user's ~/.ssh/authorized_keys on that host", cause: err,
+    });
+  }
+  if (/docker system dial-stdio on the host exited|ssh forwarding to .* on the host failed/.test(text)) {
+    return new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, `Docker host ${url}: logged in, but no Docker engine answers there (${(e.message ?? '').slice(0, 400)})`, {
+      hint: /dial-stdio/.test(text)
+        ? 'ssh sessions on that host need the docker CLI on PATH and a running engine at its DOCKER_HOST (or give sshDockerSocket: the engine\'s socket path there)'
+        : "check sshDockerSocket is the engine's socket on that host and sshd allows AllowStreamLocalForwarding (or leave sshDockerSocket out to use docker system dial-stdio)",
+      cause: err,
     });
   }
   if (/Host denied \(verification failed\)/.test(text)) {

@@ -22,6 +22,7 @@ export default definePlugin({
       tls: z.strictObject({ ca: z.string(), cert: z.string(), key: z.string() }).optional(),
       sshKey: z.string().optional(),
       sshKnownHosts: z.string().optional(),
+      sshDockerSocket: z.string().optional(),
       maxSandboxes: z.number().int().positive().optional(),
       local: z.boolean().optional(),
     })])).min(1).optional(),

@@ -1,6 +1,7 @@
 /**
  * The HTTP agent of an `ssh://` Docker host: each connection to the engine is a
- * `docker system dial-stdio` channel (what the Docker CLI runs over ssh) on an ssh connection
+ * `docker system dial-stdio` channel (what the Docker CLI runs over ssh), or a channel forwarded
+ * to the engine's socket when its path is given, on an ssh connection
  * that stays open and carries up to `maxChannels` of them (OpenSSH's `MaxSessions` is 10),
  * each kept alive for the next request as an HTTP connection is.
  *
@@ -9,8 +10,41 @@
  */
 import { Agent, type ClientRequestArgs } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { Client, type ConnectConfig } from 'ssh2';
+import { Duplex } from 'node:stream';
+import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
+
+/**
+ * A dial-stdio channel as a stream whose end waits for the command's exit: one that could not
+ * reach the engine (no docker CLI there, no engine at its DOCKER_HOST) exits with why on stderr
+ * before sending anything, and the request then fails with that instead of a bare hang-up.
+ */
+function dialStream(ch: ClientChannel): Duplex {
+  let stderr = '';
+  let received = false;
+  let ended = false;
+  let exit: number | null | undefined;
+  const out = new Duplex({
+    write(chunk, _enc, cb) { ch.write(chunk, cb); },
+    final(cb) { ch.end(); cb(); },
+    read() { ch.resume(); },
+    destroy(err, cb) { ch.close(); cb(err); },
+  });
+  let finished = false;
+  const finish = () => {
+    if (finished || !ended || exit === undefined) return;
+    finished = true;
+    if (exit && !received) out.destroy(new Error(`docker system dial-stdio on the host exited ${exit}: ${stderr.trim() || '(no output)'}`));
+    else out.push(null);
+  };
+  ch.stderr.on('data', (d: Buffer) => { if (stderr.length < 2000) stderr += d.toString('utf8'); });
+  ch.on('data', (d: Buffer) => { received = true; if (!out.push(d)) ch.pause(); });
+  ch.once('end', () => { ended = true; finish(); });
+  ch.once('exit', (code: number | null) => { exit = code ?? 0; finish(); });
+  // A channel closed without an exit status (the connection went): end as it is.
+  ch.once('close', () => { ended = true; if (exit === undefined) exit = 0; finish(); });
+  ch.on('error', (err: Error) => out.destroy(err));
+  return out;
+}
 
 interface Connection {
   client: Client;
@@ -30,7 +64,13 @@ export class SshDialAgent extends Agent {
   /** What it opened over its life: ssh connections (key exchange and login) and dial-stdio channels. */
   readonly opened = { connections: 0, channels: 0 };
 
-  constructor(private readonly config: ConnectConfig & { host: string; port: number }, private readonly maxChannels = 8, private readonly idleMs = 10_000) {
+  /**
+   * `dockerSocket`: the engine's socket on the host (`/var/run/docker.sock`): each connection is
+   * then a channel forwarded to it (OpenSSH's `direct-streamlocal`), with no process started on
+   * the host; without it, `docker system dial-stdio`, which follows the host's own DOCKER_HOST
+   * or context, as the Docker CLI does.
+   */
+  constructor(private readonly config: ConnectConfig & { host: string; port: number; dockerSocket?: string }, private readonly maxChannels = 8, private readonly idleMs = 10_000) {
     // Kept-alive channels: starting `docker system dial-stdio` costs ~0.2 s a request, the
     // ssh handshake much less; a hijacked exec stream takes its channel for good.
     super({ keepAlive: true, maxFreeSockets: 4 });
@@ -69,7 +109,14 @@ export class SshDialAgent extends Agent {
       await c.ready;
       stream = await new Promise<Duplex>((resolve, reject) => {
         this.opened.channels++;
-        c.client.exec('docker system dial-stdio', (err, ch) => (err ? reject(err) : resolve(ch)));
+        if (this.config.dockerSocket) {
+          const socket = this.config.dockerSocket;
+          c.client.openssh_forwardOutStreamLocal(socket, (err, ch) => (err
+            ? reject(new Error(`ssh forwarding to ${socket} on the host failed (${err.message}): sshd refuses it (AllowStreamLocalForwarding) or nothing listens there`))
+            : resolve(ch)));
+          return;
+        }
+        c.client.exec('docker system dial-stdio', (err, ch) => (err ? reject(err) : resolve(dialStream(ch))));
       });
     } catch (err) {
       c.channels--;

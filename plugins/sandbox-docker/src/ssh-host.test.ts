@@ -111,6 +111,49 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
     }
   });
 
+  it("with sshDockerSocket, forwards each request to the engine's socket instead of starting dial-stdio", async () => {
+    const provider = new DockerSandboxProvider({ hosts: [{ ...ok(), sshDockerSocket: dockerd!.socketPath }], image, warmPool: 0 });
+    try {
+      const agent = (provider.docker as unknown as { modem: { agent: SshDialAgent } }).modem.agent;
+      for (let i = 0; i < 5; i++) await provider.docker.ping();
+      const sb = await provider.create(spec('fwd'));
+      try {
+        expect(await sb.exec(['sh', '-c', 'echo forwarded'])).toMatchObject({ exitCode: 0, stdout: 'forwarded\n' });
+      } finally {
+        await sb.destroy();
+      }
+      expect(agent.opened.connections).toBe(1);
+    } finally {
+      await provider.close();
+    }
+    // A socket path with nothing behind it: a clear error, not a hang-up.
+    const wrong = new DockerSandboxProvider({ hosts: [{ ...ok(), sshDockerSocket: '/nonexistent/docker.sock' }], image, warmPool: 0 });
+    try {
+      await expect(wrong.create(spec('nofwd'))).rejects.toMatchObject({
+        code: 'CLAWGYM_DOCKER_HOST_INVALID', message: expect.stringMatching(new RegExp(`^Docker host ${url}: logged in, but no Docker engine answers there \\(ssh forwarding to /nonexistent/docker.sock`)),
+        hint: expect.stringContaining('AllowStreamLocalForwarding'),
+      });
+    } finally {
+      await wrong.close().catch(() => undefined);
+    }
+  });
+
+  it('says so when the host logs us in but its dial-stdio reaches no engine', async () => {
+    // A second sshd on the same host whose sessions' DOCKER_HOST points at nothing.
+    const lost = await startTestSshd(net!, 'unix:///nonexistent/docker.sock', { port: 2222 });
+    const provider = new DockerSandboxProvider({ hosts: [{ url: lost.url, sshKey: lost.clientKey, sshKnownHosts: lost.knownHosts }], image, warmPool: 0 });
+    try {
+      await expect(provider.create(spec('lost'))).rejects.toMatchObject({
+        code: 'CLAWGYM_DOCKER_HOST_INVALID',
+        message: expect.stringMatching(new RegExp(`^Docker host ${lost.url}: logged in, but no Docker engine answers there \\(docker system dial-stdio on the host exited 1: .*nonexistent/docker.sock`)),
+      });
+      expect(await provider.check()).toMatchObject({ ok: false, reason: expect.stringContaining('no Docker engine answers there') });
+    } finally {
+      await provider.close().catch(() => undefined);
+      await lost.stop();
+    }
+  });
+
   it('refuses a key the server does not know, and a server whose host key known_hosts does not list, saying which', async () => {
     const stranger = new DockerSandboxProvider({ hosts: [{ ...ok(), sshKey: join(dir, 'stranger') }], image, warmPool: 0 });
     try {
