@@ -7,7 +7,7 @@
 // phases, and also without the pool (warmPool 0) and with a bubblewrap per command (holder: false). The Docker
 // sandbox is measured with its warm pool warm, one sandbox every DOCKER_GAP_MS (a rate the pool
 // refills at), and cold (warmPool 0); and cold on a remote host (an engine in its own network
-// namespace) over TCP and over ssh://, with one API request over ssh against dockerode's own
+// namespace) over TCP and over ssh:// (dial-stdio, and forwarded to the engine's socket), with one API request over ssh against dockerode's own
 // transport. Then sustained agentloop rollouts per minute (scripted
 // engine, local sandboxes) at the best concurrency, with the infrastructure-failure rate.
 const { spawnSync } = require('node:child_process');
@@ -106,6 +106,7 @@ async function main() {
   // transport (a login and a dial-stdio process per request).
   let tcpCold = [NaN];
   let sshCold = [NaN];
+  let sshFwdCold = [NaN];
   let sshPingAgent = [NaN];
   let sshPingDockerode = [NaN];
   let remote;
@@ -129,6 +130,11 @@ async function main() {
         const ping = async (d, n) => { const xs = []; for (let i = 0; i < n; i++) { const t0 = now(); await d.ping(); xs.push(now() - t0); } return xs; };
         sshPingAgent = await ping(ssh.docker, 20);
         await ssh.close();
+        // The same host with sshDockerSocket: channels forwarded to the engine's socket, no dial-stdio.
+        const fwd = docker.dockerSandboxProvider({ hosts: [{ ...host, sshDockerSocket: engine.socketPath }], image, warmPool: 0 });
+        await latency(fwd, socketPath, 2);
+        sshFwdCold = await latency(fwd, socketPath, 10);
+        await fwd.close();
         const Docker = require('dockerode');
         const { readFileSync } = require('node:fs');
         const plain = new Docker({ protocol: 'ssh', host: net.nsIp, port: 22, username: 'root', sshOptions: { privateKey: readFileSync(sshd.clientKey) } });
@@ -153,6 +159,7 @@ async function main() {
   line('docker run --rm <image> true', dockerRun);
   line('docker, remote host over tcp, no pool', tcpCold);
   line('docker, remote host over ssh, no pool', sshCold);
+  line('  the same, sshDockerSocket', sshFwdCold);
   line('  /_ping over ssh, kept channels', sshPingAgent);
   line("  /_ping over ssh, dockerode's transport", sshPingDockerode);
 
@@ -186,6 +193,6 @@ async function main() {
   const p50 = (xs) => pct(xs, 0.5);
   const localKey = bwrapBin ? 'bwrap' : 'local_nobwrap';
   const f = (xs) => p50(xs).toFixed(1);
-  console.log(`RESULT sandbox ${localKey}_p50_ms=${f(localTimes)} ${localKey}_p99_ms=${pct(localTimes, 0.99).toFixed(1)} bare_bwrap_p50_ms=${f(bareBwrap)} local_minus_bare_ms=${(p50(localTimes) - p50(bareBwrap)).toFixed(1)} ${localKey}_create_p50_ms=${f(phases.create)} ${localKey}_exec_p50_ms=${f(phases.exec)} ${localKey}_destroy_p50_ms=${f(phases.destroy)} holder=${held} ${localKey}_nopool_p50_ms=${f(noPool)} ${localKey}_per_command_p50_ms=${f(perCommand)} load1=${load1.toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} docker_tcp_nopool_p50_ms=${f(tcpCold)} docker_ssh_nopool_p50_ms=${f(sshCold)} remote_tcp_vs_local=${(p50(tcpCold) / p50(dockerCold)).toFixed(2)} ssh_vs_tcp=${(p50(sshCold) / p50(tcpCold)).toFixed(2)} ssh_ping_p50_ms=${p50(sshPingAgent).toFixed(2)} ssh_ping_dockerode_p50_ms=${f(sshPingDockerode)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
+  console.log(`RESULT sandbox ${localKey}_p50_ms=${f(localTimes)} ${localKey}_p99_ms=${pct(localTimes, 0.99).toFixed(1)} bare_bwrap_p50_ms=${f(bareBwrap)} local_minus_bare_ms=${(p50(localTimes) - p50(bareBwrap)).toFixed(1)} ${localKey}_create_p50_ms=${f(phases.create)} ${localKey}_exec_p50_ms=${f(phases.exec)} ${localKey}_destroy_p50_ms=${f(phases.destroy)} holder=${held} ${localKey}_nopool_p50_ms=${f(noPool)} ${localKey}_per_command_p50_ms=${f(perCommand)} load1=${load1.toFixed(1)} fallback_p50_ms=${p50(fallback).toFixed(1)} spawn_p50_ms=${p50(spawnTimes).toFixed(2)} docker_p50_ms=${p50(dockerWarm).toFixed(1)} docker_p99_ms=${pct(dockerWarm, 0.99).toFixed(1)} docker_nopool_p50_ms=${p50(dockerCold).toFixed(1)} docker_run_p50_ms=${p50(dockerRun).toFixed(1)} docker_vs_run=${(p50(dockerWarm) / p50(dockerRun)).toFixed(2)} docker_tcp_nopool_p50_ms=${f(tcpCold)} docker_ssh_nopool_p50_ms=${f(sshCold)} remote_tcp_vs_local=${(p50(tcpCold) / p50(dockerCold)).toFixed(2)} ssh_vs_tcp=${(p50(sshCold) / p50(tcpCold)).toFixed(2)} docker_ssh_socket_nopool_p50_ms=${f(sshFwdCold)} ssh_socket_vs_tcp=${(p50(sshFwdCold) / p50(tcpCold)).toFixed(2)} ssh_ping_p50_ms=${p50(sshPingAgent).toFixed(2)} ssh_ping_dockerode_p50_ms=${f(sshPingDockerode)} rollouts_per_min=${best.perMin.toFixed(0)} best_concurrency=${best.concurrency} infra_fail_rate=${(best.infra / best.n).toFixed(3)}`);
 }
 main().catch((e) => { console.error(e); process.exit(1); });
