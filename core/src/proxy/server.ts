@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
 import type { ModelCallRecord } from '../contracts/records';
 import { messageOf } from '../errors';
+import { randomHex } from '../util/random-hex';
 import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
@@ -278,7 +278,7 @@ export class ServingProxy {
     const room = context === undefined ? Infinity : context - prepared.promptIds.length;
     const maxTokens = Math.min(parsed.maxTokens ?? this.o.maxTokens, this.o.maxTokens, room);
     const meta = {
-      id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomBytes(12).toString('hex')}`,
+      id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomHex(12)}`,
       model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,
       ...(parsed.omitThinking ? { omitThinking: true } : {}),
     };
