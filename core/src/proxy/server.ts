@@ -68,6 +68,17 @@ function presentedKey(req: IncomingMessage): string | undefined {
   return auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
 }
 
+/**
+ * A request target the URL parser would give back unchanged: letters, digits, `_`, `-` and `/`
+ * only, not starting `//` (which it reads as a host).
+ */
+const PLAIN_PATH = /^\/(?!\/)[\w/-]*$/;
+
+/** The path of a request target, as `new URL(target, base).pathname` gives it (parsed only when it is not plain). */
+function pathOf(target: string): string {
+  return PLAIN_PATH.test(target) ? target : new URL(target, 'http://proxy').pathname;
+}
+
 /** How long an oversized body is read (and dropped) so that the client, still sending it, can read the 413. */
 const DRAIN_MS = 10_000;
 
@@ -186,19 +197,19 @@ export class ServingProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://proxy');
-    let adapter = adapterFor(url.pathname, req);
+    const pathname = pathOf(req.url ?? '/');
+    let adapter = adapterFor(pathname, req);
     // The session whose key this request presented: from then on a refusal or a failure is that rollout's.
     let authenticated: SessionState | undefined;
     try {
-      const m = /^\/s\/([^/]+)(\/.*)?$/.exec(url.pathname);
+      const m = /^\/s\/([^/]+)(\/.*)?$/.exec(pathname);
       const rest = m?.[2] ?? '/';
       if (req.method === 'HEAD' && (rest === '/' || rest === '/api/hello')) {
         // Claude Code's preflight; answered without a session check, and leaking nothing.
         res.writeHead(200).end();
         return;
       }
-      if (!m) throw new WireError(404, 'not_found', `no route ${req.method} ${url.pathname}: use the session base URL /s/<rolloutId>`);
+      if (!m) throw new WireError(404, 'not_found', `no route ${req.method} ${pathname}: use the session base URL /s/<rolloutId>`);
       const session = this.sessions.get(m[1]!);
       if (!session) throw new WireError(404, 'not_found', `unknown session "${m[1]}"`);
       if (session.closed) throw new WireError(410, 'gone', `session "${m[1]}" is closed`);
