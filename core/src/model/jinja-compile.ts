@@ -317,14 +317,21 @@ function loopItems(it: unknown): unknown[] {
   throw new Fallback('for over this value');
 }
 
+/** `==`, `!=` and `+` on two strings (most of a chat template's operations) without {@link binary}'s dispatch. */
+const eq = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l === r : binary('==', l, r));
+const ne = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l !== r : binary('!=', l, r));
+const add = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l + r : binary('+', l, r));
+
 /** The helpers the generated source calls, by the names it calls them. */
-const HELPERS = { truthy, binary, member, filter, TESTS, call, callMethod, sliceOf, sign, text, setAttribute, loopItems, fail, own, NAMESPACE, UNSET };
+const HELPERS = { truthy, binary, eq, ne, add, member, filter, TESTS, call, callMethod, sliceOf, sign, text, setAttribute, loopItems, fail, own, NAMESPACE, UNSET };
 
 /** A scope of the template: the root (its variables) or one `for` (new at each run of the loop). */
 interface ScopeInfo {
   parent?: ScopeInfo;
   /** Name → the JavaScript variable holding it in this scope. */
   slots: Map<string, string>;
+  /** Names certainly set where the code being compiled runs (a loop's body: `loop` and its variable). */
+  set?: ReadonlySet<string>;
 }
 
 /**
@@ -354,6 +361,7 @@ class SourceCompiler {
     const chain: string[] = [];
     for (let s: ScopeInfo | undefined = scope; s && s !== this.root; s = s.parent) {
       const slot = s.slots.get(name);
+      if (slot && s.set?.has(name)) return chain.reduceRight((code, inner) => `(${inner} !== UNSET ? ${inner} : ${code})`, slot);
       if (slot) chain.push(slot);
     }
     let code = this.rootSlot(name);
@@ -435,7 +443,8 @@ class SourceCompiler {
           return op === 'and' ? `(truthy(${t} = ${left}) ? ${right} : ${t})` : `(truthy(${t} = ${left}) ? ${t} : ${right})`;
         }
         if (!['==', '!=', '+', '-', '*', '%', '<', '>', '<=', '>=', 'in', 'not in', '~'].includes(op)) throw new Unsupported(`operator ${op}`);
-        return `binary(${JSON.stringify(op)}, ${left}, ${right})`;
+        const special = op === '==' ? 'eq' : op === '!=' ? 'ne' : op === '+' ? 'add' : undefined;
+        return special ? `${special}(${left}, ${right})` : `binary(${JSON.stringify(op)}, ${left}, ${right})`;
       }
       case 'FilterExpression': {
         const f = node.filter as Node;
@@ -513,7 +522,7 @@ const ${n} = ${items}.length;
 for (let ${i} = 0; ${i} < ${n}; ${i}++) {
 ${inner.slots.get('loop')} = { index: ${i} + 1, index0: ${i}, revindex: ${n} - ${i}, revindex0: ${n} - ${i} - 1, first: ${i} === 0, last: ${i} === ${n} - 1, length: ${n}, previtem: ${i} > 0 ? ${items}[${i} - 1] : undefined, nextitem: ${i} < ${n} - 1 ? ${items}[${i} + 1] : undefined };
 ${inner.slots.get(name)} = ${items}[${i}];
-${this.block(body, inner, out)}
+${this.block(body, { ...inner, set: new Set(['loop', name]) }, out)}
 }
 ${otherwise.length ? `if (${n} === 0) {\n${this.block(otherwise, inner, out)}\n}` : ''}
 }`;
