@@ -533,8 +533,13 @@ ${otherwise.length ? `if (${n} === 0) {\n${this.block(otherwise, inner, out)}\n}
   }
 }
 
-/** A compiled template: the variables (plain values, globals included) in, the rendered text out. */
-export type CompiledTemplate = (variables: Record<string, unknown>) => string;
+/**
+ * A compiled template: its variables in, the rendered text out. They come from three objects,
+ * read as if spread into one in this order (a name the later one has, even as undefined, is
+ * the later one's): the variables, the globals, the prepared values — read by name, so that no
+ * object of them all is made at each render.
+ */
+export type CompiledTemplate = (variables: Record<string, unknown>, globals: Record<string, unknown>, prepared: Record<string, unknown>) => string;
 
 /**
  * Compile a parsed template to one JavaScript function (see {@link SourceCompiler}), or
@@ -552,11 +557,12 @@ export function compileTemplate(program: { body: unknown[] }): CompiledTemplate 
   }
   // The root's variables: what was passed (an undefined value is unset), `namespace` unless passed.
   const roots = [...c.root.slots].map(([name, slot]) => {
-    const read = `own.call(vars, ${JSON.stringify(name)}) ? vars[${JSON.stringify(name)}] : undefined`;
+    const key = JSON.stringify(name);
+    const read = `own.call(prepared, ${key}) ? prepared[${key}] : own.call(globals, ${key}) ? globals[${key}] : own.call(vars, ${key}) ? vars[${key}] : undefined`;
     return name === 'namespace' ? `let ${slot} = ${read};\nif (${slot} === undefined) ${slot} = NAMESPACE;` : `let ${slot} = ${read};`;
   });
   const source = `const { ${Object.keys(HELPERS).join(', ')} } = helpers;
-return function render(vars) {
+return function render(vars, globals, prepared) {
 ${roots.join('\n')}
 ${c.temps.length ? `let ${c.temps.join(', ')};` : ''}
 let out = '';
