@@ -320,6 +320,17 @@ export class ServingProxy {
     let stoppedOnToken = false;
     let failure: string | undefined;
     const emit = (evs: OutputEvent[]) => { for (const e of evs) { events.push(e); responder?.event(e); } };
+    /** The ids to parse: all but the stop id. */
+    const generated = () => (stoppedOnToken ? outputIds.length - 1 : outputIds.length);
+    // The ids the parser has been given. A streamed response parses each token as it comes (its
+    // events go out at once); a JSON one, whose events nobody sees before the end, parses them
+    // all once generation stops: the same calls in the same order, in one loop instead of
+    // between the waits for the engine, where each of them ran with nothing of it in the cache.
+    let handed = 0;
+    let parserFailed = false;
+    const parseTo = (n: number) => {
+      try { for (; handed < n; handed++) emit(parser.push(outputIds[handed]!)); } catch (err) { parserFailed = true; throw err; }
+    };
     try {
       const tokens = withTokenTimeouts(engine, {
         promptIds: prepared.promptIds, sessionId: session.rolloutId, signal: abort.signal,
@@ -330,12 +341,15 @@ export class ServingProxy {
         outputIds.push(t.tokenId);
         logprobs.push(t.logprob);
         if (stopIds.has(t.tokenId)) { stoppedOnToken = true; break; }
-        emit(parser.push(t.tokenId));
+        if (responder) parseTo(outputIds.length);
         if (outputIds.length >= maxTokens || abort.signal.aborted) break;
       }
+      parseTo(generated());
       emit(parser.end());
     } catch (err) {
       failure = messageOf(err);
+      // The engine failed: what it generated before is parsed, as it was while streaming.
+      if (!parserFailed) { try { parseTo(generated()); } catch { /* the failure stands */ } }
     }
 
     const clientGone = abort.signal.aborted && failure === undefined;
