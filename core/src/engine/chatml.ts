@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../util/random-hex';
 import type { ChatTemplate, FinishReason, OutputEvent, OutputStreamParser, TokenIds, Tokenizer } from '../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
 import { eventsToMessage } from './output';
@@ -27,7 +27,7 @@ const TOOLS_FOOTER =
   '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
 
 /** A fresh tool-call id (the wire formats only need uniqueness within a conversation). */
-export const newToolCallId = () => `call_${randomBytes(8).toString('hex')}`;
+export const newToolCallId = () => `call_${randomHex(8)}`;
 
 /**
  * ChatML with Qwen3/Hermes-style tool calls: tools rendered into the system turn, calls as

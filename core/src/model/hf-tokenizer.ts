@@ -299,20 +299,20 @@ export class HfTokenizer implements Tokenizer {
 
   /** Decode ids; control tokens decode to their text, and spaces are left as the tokens have them. */
   decode(ids: ArrayLike<number>): string {
-    if (this.fastDecode && ids.length) {
-      const text = this.fastDecode(ids);
-      if (text !== undefined) return text;
-    }
     if (ids.length === 1) {
       // One id decodes the same wherever it stands (the decoders see it as the whole sequence):
       // remembered, since streaming decodes each new token on its own (see streamDecoder).
       const id = ids[0]!;
       const hit = this.decoded.get(id);
       if (hit !== undefined) return hit;
-      const text = this.full.decode([id], DECODE_OPTIONS);
+      const text = this.fastDecode?.(ids) ?? this.full.decode([id], DECODE_OPTIONS);
       if (this.decoded.size >= 65_536) this.decoded.clear();
       this.decoded.set(id, text);
       return text;
+    }
+    if (this.fastDecode && ids.length) {
+      const text = this.fastDecode(ids);
+      if (text !== undefined) return text;
     }
     return ids.length ? this.full.decode(Array.from(ids), DECODE_OPTIONS) : '';
   }

@@ -59,6 +59,14 @@ describe('compiled form, where it leaves the result to the interpreter', () => {
     expect(compiled).toBe(interpreted);
   });
 
+  it('reads the innermost scope that set a name: nested loops, a set in an if, a set block, and/or values', () => {
+    const src = '{% set x = "r" %}{% for a in [1, 2] %}{{ x }}{% if a == 1 %}{% set x = "f" ~ a %}{% endif %}{% for b in [a] %}{{ x }}{{ loop.index }}{{ a }}{% set a = 9 %}{{ a }}{% endfor %}{{ a }}{% endfor %}{{ x }}'
+      + '{% set y %}{% for c in ["a", "b"] %}{{ c }}{% endfor %}{{ x }}{% endset %}[{{ y }}]{{ 0 or "" or "z" }}{{ 1 and [] }}{{ none and 1 }}|{{ u }}';
+    const { compiled, interpreted } = render(src, { u: undefined });
+    expect(interpreted).toBe('rf11191f1f11292r[abr]z[]|');
+    expect(compiled).toBe(interpreted);
+  });
+
   it.each([
     ['float arithmetic (the interpreter prints 2.0)', '{{ x * 2 }}', { x: 1.0 + 0.5 - 0.5 + 0.25 * 4 - 1 + 0.5 }],
     ['an operation on none', '{{ x + "a" }}', { x: null }],

@@ -1,15 +1,16 @@
 /**
- * A chat template's parsed form (from @huggingface/jinja) compiled to JavaScript closures over
- * plain values. @huggingface/jinja's interpreter wraps every value it touches in a runtime object
- * (a small render of Qwen3's template allocates thousands); the proxy renders at every call, so
- * that allocation and its garbage were most of a call's cost. The closures compute what the
- * interpreter computes — same operators, truthiness, member access, `tojson`, loop variables and
- * scopes, down to its quirks (`==` is JavaScript's loose equality on the values, booleans print
- * as `true`) — for the constructs chat templates use. A construct outside that set makes
- * {@link compileTemplate} return undefined (the interpreter renders that template), and a value
- * outside it at render time (an operation on `none`, a float in arithmetic, comparing two lists)
- * throws {@link Fallback}: that render is redone by the interpreter, which is always the reference
- * (its result or its error). Tests compare both on every golden case.
+ * A chat template's parsed form (from @huggingface/jinja) compiled to the source of one
+ * JavaScript function over plain values. @huggingface/jinja's interpreter wraps every value it
+ * touches in a runtime object (a small render of Qwen3's template allocates thousands); the proxy
+ * renders at every call, so that allocation and its garbage were most of a call's cost. The
+ * function computes what the interpreter computes — same operators, truthiness, member access,
+ * `tojson`, loop variables and scopes, down to its quirks (`==` is JavaScript's loose equality on
+ * the values, booleans print as `true`) — for the constructs chat templates use. A construct
+ * outside that set makes {@link compileTemplate} return undefined (the interpreter renders that
+ * template), and a value outside it at render time (an operation on `none`, a float in
+ * arithmetic, comparing two lists) throws {@link Fallback}: that render is redone by the
+ * interpreter, which is always the reference (its result or its error). Tests compare both on
+ * every golden case.
  */
 
 /** Raised while rendering where the compiled form does not decide the interpreter's result. */
@@ -25,23 +26,6 @@ class Namespace {
 
 type Fn = (...args: unknown[]) => unknown;
 type Node = { type: string; [k: string]: unknown };
-type Expr = (scope: Scope) => unknown;
-type Stmt = (scope: Scope, out: string[]) => void;
-
-/** Variables of one scope; lookups go up through parents (the interpreter's Environment). */
-class Scope {
-  readonly vars = new Map<string, unknown>();
-  constructor(readonly parent?: Scope) {}
-  lookup(name: string): unknown {
-    for (let s: Scope | undefined = this; s; s = s.parent) {
-      // One map lookup where the value is defined (nearly always); `has` only to tell an unset name from one set to undefined.
-      const v = s.vars.get(name);
-      if (v !== undefined || s.vars.has(name)) return v;
-    }
-    return undefined;
-  }
-}
-
 const own = Object.prototype.hasOwnProperty;
 /** The interpreter's ObjectValue builtins: reading them as attributes needs the interpreter. */
 const OBJECT_BUILTINS = new Set(['get', 'items', 'keys', 'values', 'dictsort']);
@@ -267,217 +251,323 @@ function filter(name: string, v: unknown): unknown {
 }
 const FILTERS = new Set(['safe', 'tojson', 'length']);
 
-/** Arguments of a call: positional values, and keyword ones (only `namespace` takes them here). */
-function compileArgs(args: Node[]): { positional: Expr[]; keywords: [string, Expr][] } {
-  const positional: Expr[] = [];
-  const keywords: [string, Expr][] = [];
-  for (const a of args) {
-    if (a.type === 'KeywordArgumentExpression') keywords.push([(a.key as Node).value as string, expr(a.value as Node)]);
-    else if (a.type === 'SpreadExpression' || a.type === 'KeywordSpreadExpression') throw new Unsupported(a.type);
-    else positional.push(expr(a));
-  }
-  return { positional, keywords };
-}
-
-function compileCall(node: Node): Expr {
-  const callee = node.callee as Node;
-  const { positional, keywords } = compileArgs(node.args as Node[]);
-  if (callee.type === 'MemberExpression' && !callee.computed && (callee.property as Node).type === 'Identifier') {
-    const name = (callee.property as Node).value as string;
-    const method = METHODS[name];
-    if (!method) throw new Unsupported(`method ${name}`);
-    const object = expr(callee.object as Node);
-    return (s) => {
-      const args = positional.map((p) => p(s));
-      if (keywords.length) throw new Fallback('keyword arguments to a method');
-      const o = object(s);
-      if (typeof o !== 'string') throw new Fallback(`${name} of a non-string`);
-      return method(o, args);
-    };
-  }
-  if (callee.type !== 'Identifier') throw new Unsupported(`call of ${callee.type}`);
-  const name = callee.value as string;
-  return (s) => {
-    const args = positional.map((p) => p(s));
-    const kw = keywords.map(([k, e]) => [k, e(s)] as const);
-    const fn = s.lookup(name);
-    if (name === 'namespace' && fn === NAMESPACE) {
-      if (args.length) throw new Fallback('namespace from a value');
-      const map = new Map<string, unknown>();
-      for (const [k, v] of kw) {
-        if (map.has(k)) throw new Fallback('repeated keyword');
-        map.set(k, v);
-      }
-      return new Namespace(map);
-    }
-    if (typeof fn !== 'function') throw new Fallback(`call of ${name}`);
-    // The interpreter hands a JavaScript global the raw values: only primitives are the same here.
-    if (kw.length || !args.every(isPrimitive)) throw new Fallback('call with containers or keywords');
-    const result = (fn as Fn)(...args) ?? null;
-    if (result !== null && !isPrimitive(result) && !(Array.isArray(result) && result.every(isPrimitive))) throw new Fallback('call result');
-    return result;
-  };
-}
-
 /** The interpreter's built-in `namespace` (every scope has it); stands for it in lookups. */
 const NAMESPACE = Symbol('namespace');
 
-function expr(node: Node | undefined | null): Expr {
-  if (!node) return () => undefined;
-  switch (node.type) {
-    case 'StringLiteral': { const v = node.value as string; return () => v; }
-    case 'IntegerLiteral': { const v = node.value as number; return () => v; }
-    case 'ArrayLiteral': { const items = (node.value as Node[]).map(expr); return (s) => items.map((e) => e(s)); }
-    case 'Identifier': {
-      const name = node.value as string;
-      return (s) => s.lookup(name);
+/** A scope's variable not set yet (a set to undefined is set: it hides the outer one). */
+const UNSET = Symbol('unset');
+
+const fail = (why: string): never => { throw new Fallback(why); };
+
+/** `name(args…)`: a global function on primitives, or `namespace(k=v, …)`. */
+function call(fn: unknown, name: string, args: unknown[], kw: [string, unknown][]): unknown {
+  if (name === 'namespace' && fn === NAMESPACE) {
+    if (args.length) throw new Fallback('namespace from a value');
+    const map = new Map<string, unknown>();
+    for (const [k, v] of kw) {
+      if (map.has(k)) throw new Fallback('repeated keyword');
+      map.set(k, v);
     }
-    case 'MemberExpression': {
-      const object = expr(node.object as Node);
-      const prop = node.property as Node;
-      if (node.computed && prop.type === 'SliceExpression') {
-        const [start, stop, step] = [prop.start, prop.stop, prop.step].map((n) => expr(n as Node | undefined));
-        return (s) => {
-          const o = object(s);
-          const [a, b, c] = [start!(s), stop!(s), step!(s)];
-          if (![a, b, c].every((x) => x === undefined || int(x))) throw new Fallback('slice bounds');
-          if (Array.isArray(o)) return slice(o, a as number | undefined, b as number | undefined, c as number | undefined);
-          if (typeof o === 'string') return slice(Array.from(o), a as number | undefined, b as number | undefined, c as number | undefined).join('');
-          throw new Fallback('slice of this value');
-        };
-      }
-      if (node.computed) { const key = expr(prop); return (s) => { const o = object(s); return member(o, key(s)); }; }
-      const key = prop.value as string | number;
-      return (s) => member(object(s), key);
-    }
-    case 'CallExpression': return compileCall(node);
-    case 'UnaryExpression': {
-      const op = (node.operator as Node).value as string;
-      const arg = expr(node.argument as Node);
-      if (op === 'not') return (s) => !truthy(arg(s));
-      if (op === '-' || op === '+') {
-        const sign = op === '-' ? -1 : 1;
-        return (s) => {
-          const v = arg(s);
-          if (typeof v === 'boolean') return sign * (v ? 1 : 0);
-          if (int(v)) return sign * (v as number);
-          throw new Fallback('sign of this value');
-        };
-      }
-      throw new Unsupported(`unary ${op}`);
-    }
-    case 'BinaryExpression': {
-      const op = (node.operator as Node).value as string;
-      const left = expr(node.left as Node);
-      const right = expr(node.right as Node);
-      if (op === 'and') return (s) => { const l = left(s); return truthy(l) ? right(s) : l; };
-      if (op === 'or') return (s) => { const l = left(s); return truthy(l) ? l : right(s); };
-      if (!['==', '!=', '+', '-', '*', '%', '<', '>', '<=', '>=', 'in', 'not in', '~'].includes(op)) throw new Unsupported(`operator ${op}`);
-      return (s) => { const l = left(s); return binary(op, l, right(s)); };
-    }
-    case 'FilterExpression': {
-      const f = node.filter as Node;
-      if (f.type !== 'Identifier' || !FILTERS.has(f.value as string)) throw new Unsupported('filter');
-      const name = f.value as string;
-      const operand = expr(node.operand as Node);
-      return (s) => filter(name, operand(s));
-    }
-    case 'TestExpression': {
-      const test = TESTS[(node.test as Node).value as string];
-      if (!test) throw new Unsupported(`test ${(node.test as Node).value}`);
-      const operand = expr(node.operand as Node);
-      const negate = !!node.negate;
-      return (s) => test(operand(s)) !== negate;
-    }
-    case 'Ternary': {
-      const [c, t, f] = [node.condition, node.trueExpr, node.falseExpr].map((n) => expr(n as Node | undefined));
-      return (s) => (truthy(c!(s)) ? t!(s) : f!(s));
-    }
+    return new Namespace(map);
   }
-  throw new Unsupported(node.type);
+  if (typeof fn !== 'function') throw new Fallback(`call of ${name}`);
+  // The interpreter hands a JavaScript global the raw values: only primitives are the same here.
+  if (kw.length || !args.every(isPrimitive)) throw new Fallback('call with containers or keywords');
+  const result = (fn as Fn)(...args) ?? null;
+  if (result !== null && !isPrimitive(result) && !(Array.isArray(result) && result.every(isPrimitive))) throw new Fallback('call result');
+  return result;
 }
 
-function block(nodes: Node[]): Stmt {
-  const stmts = nodes.map(statement);
-  return (s, out) => { for (const st of stmts) st(s, out); };
+/** `value.name(args…)`: the string methods templates use. */
+function callMethod(name: string, o: unknown, args: unknown[]): unknown {
+  if (typeof o !== 'string') throw new Fallback(`${name} of a non-string`);
+  return METHODS[name]!(o, args);
 }
 
-function statement(node: Node): Stmt {
-  switch (node.type) {
-    case 'Comment': return () => undefined;
-    case 'If': {
-      const test = expr(node.test as Node);
-      const body = block(node.body as Node[]);
-      const alternate = block((node.alternate as Node[] | undefined) ?? []);
-      return (s, out) => (truthy(test(s)) ? body(s, out) : alternate(s, out));
+/** `value[start:stop:step]`. */
+function sliceOf(o: unknown, a: unknown, b: unknown, c: unknown): unknown {
+  if (![a, b, c].every((x) => x === undefined || int(x))) throw new Fallback('slice bounds');
+  if (Array.isArray(o)) return slice(o, a as number | undefined, b as number | undefined, c as number | undefined);
+  if (typeof o === 'string') return slice(Array.from(o), a as number | undefined, b as number | undefined, c as number | undefined).join('');
+  throw new Fallback('slice of this value');
+}
+
+function sign(v: unknown, by: number): number {
+  if (typeof v === 'boolean') return by * (v ? 1 : 0);
+  if (int(v)) return by * (v as number);
+  throw new Fallback('sign of this value');
+}
+
+/** What a statement's value writes (the interpreter's `toString`); none and undefined write nothing. */
+function text(v: unknown): string {
+  if (typeof v === 'string') return v;
+  const out: string[] = [];
+  emit(v, out);
+  return out.join('');
+}
+
+function setAttribute(o: unknown, key: string, v: unknown): void {
+  if (!(o instanceof Namespace)) throw new Fallback('set on a non-namespace');
+  o.map.set(key, v);
+}
+
+function loopItems(it: unknown): unknown[] {
+  if (Array.isArray(it)) return it;
+  if (isDict(it)) return Object.keys(it);
+  throw new Fallback('for over this value');
+}
+
+/** `==`, `!=` and `+` on two strings (most of a chat template's operations) without {@link binary}'s dispatch. */
+const eq = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l === r : binary('==', l, r));
+const ne = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l !== r : binary('!=', l, r));
+const add = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l + r : binary('+', l, r));
+
+/** The helpers the generated source calls, by the names it calls them. */
+const HELPERS = { truthy, binary, eq, ne, add, member, filter, TESTS, call, callMethod, sliceOf, sign, text, setAttribute, loopItems, fail, own, NAMESPACE, UNSET };
+
+/** A scope of the template: the root (its variables) or one `for` (new at each run of the loop). */
+interface ScopeInfo {
+  parent?: ScopeInfo;
+  /** Name → the JavaScript variable holding it in this scope. */
+  slots: Map<string, string>;
+  /** Names certainly set where the code being compiled runs (a loop's body: `loop` and its variable). */
+  set?: ReadonlySet<string>;
+}
+
+/**
+ * Compiles a parsed template to the source of one JavaScript function. Each scope's variables
+ * are JavaScript variables: a `for` scope's start unset (see {@link UNSET}) at each run of the
+ * loop, and a name reads the innermost scope that has set it, as the interpreter's lookup does;
+ * the root's are read once from the variables. The names a scope can set are known from the
+ * template (`set` in its body, outside inner loops; `loop` and the loop variable), so a lookup is
+ * a few comparisons of locals instead of map lookups up a chain of scopes.
+ */
+class SourceCompiler {
+  private next = 0;
+  readonly root: ScopeInfo = { slots: new Map() };
+
+  private fresh(prefix: string): string {
+    return `${prefix}${this.next++}`;
+  }
+
+  /** The root scope's variable of a name (made on first use). */
+  private rootSlot(name: string): string {
+    let slot = this.root.slots.get(name);
+    if (!slot) this.root.slots.set(name, (slot = this.fresh('r')));
+    return slot;
+  }
+
+  lookup(name: string, scope: ScopeInfo): string {
+    const chain: string[] = [];
+    for (let s: ScopeInfo | undefined = scope; s && s !== this.root; s = s.parent) {
+      const slot = s.slots.get(name);
+      if (slot && s.set?.has(name)) return chain.reduceRight((code, inner) => `(${inner} !== UNSET ? ${inner} : ${code})`, slot);
+      if (slot) chain.push(slot);
     }
-    case 'Set': {
-      const assignee = node.assignee as Node;
-      const value = node.value ? expr(node.value as Node) : undefined;
-      const body = node.value ? undefined : block((node.body as Node[] | undefined) ?? []);
-      const rhs: Expr = value ?? ((s) => { const out: string[] = []; body!(s, out); return out.join(''); });
-      if (assignee.type === 'Identifier') {
-        const name = assignee.value as string;
-        return (s) => { s.vars.set(name, rhs(s)); };
-      }
-      if (assignee.type === 'MemberExpression' && (assignee.property as Node).type === 'Identifier' && !assignee.computed) {
-        const object = expr(assignee.object as Node);
-        const key = (assignee.property as Node).value as string;
-        return (s) => {
-          const v = rhs(s);
-          const o = object(s);
-          if (!(o instanceof Namespace)) throw new Fallback('set on a non-namespace');
-          o.map.set(key, v);
-        };
-      }
-      throw new Unsupported('set target');
+    let code = this.rootSlot(name);
+    for (let i = chain.length - 1; i >= 0; i--) code = `(${chain[i]} !== UNSET ? ${chain[i]} : ${code})`;
+    return code;
+  }
+
+  /** The variable a `set` of `name` in `scope` writes. */
+  private assign(name: string, scope: ScopeInfo): string {
+    return scope === this.root ? this.rootSlot(name) : scope.slots.get(name)!;
+  }
+
+  args(args: Node[], scope: ScopeInfo): { positional: string[]; keywords: [string, string][] } {
+    const positional: string[] = [];
+    const keywords: [string, string][] = [];
+    for (const a of args) {
+      if (a.type === 'KeywordArgumentExpression') keywords.push([(a.key as Node).value as string, this.expr(a.value as Node, scope)]);
+      else if (a.type === 'SpreadExpression' || a.type === 'KeywordSpreadExpression') throw new Unsupported(a.type);
+      else positional.push(this.expr(a, scope));
     }
-    case 'For': {
-      if ((node.loopvar as Node).type !== 'Identifier' || (node.iterable as Node).type === 'SelectExpression') throw new Unsupported('for form');
-      const name = (node.loopvar as Node).value as string;
-      const iterable = expr(node.iterable as Node);
-      const body = block(node.body as Node[]);
-      const otherwise = block((node.defaultBlock as Node[] | undefined) ?? []);
-      return (s, out) => {
-        const scope = new Scope(s);
-        const it = iterable(scope);
-        const items = Array.isArray(it) ? it : isDict(it) ? Object.keys(it) : undefined;
-        if (!items) throw new Fallback('for over this value');
-        const n = items.length;
-        for (let i = 0; i < n; i++) {
-          scope.vars.set('loop', {
-            index: i + 1, index0: i, revindex: n - i, revindex0: n - i - 1, first: i === 0, last: i === n - 1, length: n,
-            previtem: i > 0 ? items[i - 1] : undefined, nextitem: i < n - 1 ? items[i + 1] : undefined,
-          });
-          scope.vars.set(name, items[i]);
-          body(scope, out);
+    return { positional, keywords };
+  }
+
+  call(node: Node, scope: ScopeInfo): string {
+    const callee = node.callee as Node;
+    const { positional, keywords } = this.args(node.args as Node[], scope);
+    if (callee.type === 'MemberExpression' && !callee.computed && (callee.property as Node).type === 'Identifier') {
+      const name = (callee.property as Node).value as string;
+      if (!METHODS[name]) throw new Unsupported(`method ${name}`);
+      const args = `[${positional.join(', ')}]`;
+      if (keywords.length) return `(${args}, ${keywords.map(([, v]) => v).join(', ')}, fail('keyword arguments to a method'))`;
+      return `callMethod(${JSON.stringify(name)}, ${this.expr(callee.object as Node, scope)}, ${args})`;
+    }
+    if (callee.type !== 'Identifier') throw new Unsupported(`call of ${callee.type}`);
+    const name = callee.value as string;
+    const kw = keywords.map(([k, v]) => `[${JSON.stringify(k)}, ${v}]`);
+    return `call(${this.lookup(name, scope)}, ${JSON.stringify(name)}, [${positional.join(', ')}], [${kw.join(', ')}])`;
+  }
+
+  expr(node: Node | undefined | null, scope: ScopeInfo): string {
+    if (!node) return 'undefined';
+    switch (node.type) {
+      case 'StringLiteral': return JSON.stringify(node.value as string);
+      case 'IntegerLiteral': {
+        const v = node.value;
+        if (typeof v !== 'number' || !Number.isFinite(v)) throw new Unsupported('integer literal');
+        return `(${v})`;
+      }
+      case 'ArrayLiteral': return `[${(node.value as Node[]).map((n) => this.expr(n, scope)).join(', ')}]`;
+      case 'Identifier': return this.lookup(node.value as string, scope);
+      case 'MemberExpression': {
+        const object = this.expr(node.object as Node, scope);
+        const prop = node.property as Node;
+        if (node.computed && prop.type === 'SliceExpression') {
+          const [a, b, c] = [prop.start, prop.stop, prop.step].map((n) => this.expr(n as Node | undefined, scope));
+          return `sliceOf(${object}, ${a}, ${b}, ${c})`;
         }
-        if (n === 0) otherwise(scope, out);
-      };
+        if (node.computed) return `member(${object}, ${this.expr(prop, scope)})`;
+        const key = prop.value;
+        if (typeof key !== 'string' && typeof key !== 'number') throw new Unsupported('member key');
+        return `member(${object}, ${JSON.stringify(key)})`;
+      }
+      case 'CallExpression': return this.call(node, scope);
+      case 'UnaryExpression': {
+        const op = (node.operator as Node).value as string;
+        const arg = this.expr(node.argument as Node, scope);
+        if (op === 'not') return `!truthy(${arg})`;
+        if (op === '-' || op === '+') return `sign(${arg}, ${op === '-' ? -1 : 1})`;
+        throw new Unsupported(`unary ${op}`);
+      }
+      case 'BinaryExpression': {
+        const op = (node.operator as Node).value as string;
+        const left = this.expr(node.left as Node, scope);
+        const right = this.expr(node.right as Node, scope);
+        if (op === 'and' || op === 'or') {
+          // The value of the side that decides, as Python's `and`/`or` give it.
+          const t = this.fresh('t');
+          this.temps.push(t);
+          return op === 'and' ? `(truthy(${t} = ${left}) ? ${right} : ${t})` : `(truthy(${t} = ${left}) ? ${t} : ${right})`;
+        }
+        if (!['==', '!=', '+', '-', '*', '%', '<', '>', '<=', '>=', 'in', 'not in', '~'].includes(op)) throw new Unsupported(`operator ${op}`);
+        const special = op === '==' ? 'eq' : op === '!=' ? 'ne' : op === '+' ? 'add' : undefined;
+        return special ? `${special}(${left}, ${right})` : `binary(${JSON.stringify(op)}, ${left}, ${right})`;
+      }
+      case 'FilterExpression': {
+        const f = node.filter as Node;
+        if (f.type !== 'Identifier' || !FILTERS.has(f.value as string)) throw new Unsupported('filter');
+        return `filter(${JSON.stringify(f.value as string)}, ${this.expr(node.operand as Node, scope)})`;
+      }
+      case 'TestExpression': {
+        const name = (node.test as Node).value as string;
+        if (typeof name !== 'string' || !own.call(TESTS, name)) throw new Unsupported(`test ${name}`);
+        return `(TESTS[${JSON.stringify(name)}](${this.expr(node.operand as Node, scope)}) !== ${!!node.negate})`;
+      }
+      case 'Ternary': {
+        const [c, t, f] = [node.condition, node.trueExpr, node.falseExpr].map((n) => this.expr(n as Node | undefined, scope));
+        return `(truthy(${c}) ? ${t} : ${f})`;
+      }
+    }
+    throw new Unsupported(node.type);
+  }
+
+  /** Temporaries of `and`/`or`, declared once at the top of the function. */
+  readonly temps: string[] = [];
+
+  block(nodes: Node[], scope: ScopeInfo, out: string): string {
+    return nodes.map((n) => this.statement(n, scope, out)).join('\n');
+  }
+
+  /** The names a scope's statements can set: `set` targets, in `if` branches and `set` blocks too, not in inner loops. */
+  private setsIn(nodes: Node[] | undefined, names: Set<string>): void {
+    for (const n of nodes ?? []) {
+      if (n.type === 'Set' && (n.assignee as Node).type === 'Identifier') names.add((n.assignee as Node).value as string);
+      if (n.type === 'If') { this.setsIn(n.body as Node[], names); this.setsIn(n.alternate as Node[] | undefined, names); }
+      if (n.type === 'Set' && !n.value) this.setsIn(n.body as Node[] | undefined, names);
     }
   }
-  const e = expr(node);
-  return (s, out) => emit(e(s), out);
+
+  statement(node: Node, scope: ScopeInfo, out: string): string {
+    switch (node.type) {
+      case 'Comment': return '';
+      case 'If': {
+        const test = this.expr(node.test as Node, scope);
+        const alternate = (node.alternate as Node[] | undefined) ?? [];
+        return `if (truthy(${test})) {\n${this.block(node.body as Node[], scope, out)}\n}${alternate.length ? ` else {\n${this.block(alternate, scope, out)}\n}` : ''}`;
+      }
+      case 'Set': {
+        const assignee = node.assignee as Node;
+        let pre = '';
+        let rhs: string;
+        if (node.value) rhs = this.expr(node.value as Node, scope);
+        else {
+          const o = this.fresh('o');
+          pre = `let ${o} = '';\n${this.block((node.body as Node[] | undefined) ?? [], scope, o)}\n`;
+          rhs = o;
+        }
+        if (assignee.type === 'Identifier') return `{\n${pre}${this.assign(assignee.value as string, scope)} = ${rhs};\n}`;
+        if (assignee.type === 'MemberExpression' && (assignee.property as Node).type === 'Identifier' && !assignee.computed) {
+          const v = this.fresh('v');
+          return `{\n${pre}const ${v} = ${rhs};\nsetAttribute(${this.expr(assignee.object as Node, scope)}, ${JSON.stringify((assignee.property as Node).value as string)}, ${v});\n}`;
+        }
+        throw new Unsupported('set target');
+      }
+      case 'For': {
+        if ((node.loopvar as Node).type !== 'Identifier' || (node.iterable as Node).type === 'SelectExpression') throw new Unsupported('for form');
+        const name = (node.loopvar as Node).value as string;
+        const body = node.body as Node[];
+        const otherwise = (node.defaultBlock as Node[] | undefined) ?? [];
+        const names = new Set(['loop', name]);
+        this.setsIn(body, names);
+        this.setsIn(otherwise, names);
+        const inner: ScopeInfo = { parent: scope, slots: new Map([...names].map((n) => [n, this.fresh('f')])) };
+        const [items, n, i] = [this.fresh('items'), this.fresh('n'), this.fresh('i')];
+        const slots = [...inner.slots.values()];
+        return `{\nlet ${slots.map((s) => `${s} = UNSET`).join(', ')};
+const ${items} = loopItems(${this.expr(node.iterable as Node, inner)});
+const ${n} = ${items}.length;
+for (let ${i} = 0; ${i} < ${n}; ${i}++) {
+${inner.slots.get('loop')} = { index: ${i} + 1, index0: ${i}, revindex: ${n} - ${i}, revindex0: ${n} - ${i} - 1, first: ${i} === 0, last: ${i} === ${n} - 1, length: ${n}, previtem: ${i} > 0 ? ${items}[${i} - 1] : undefined, nextitem: ${i} < ${n} - 1 ? ${items}[${i} + 1] : undefined };
+${inner.slots.get(name)} = ${items}[${i}];
+${this.block(body, { ...inner, set: new Set(['loop', name]) }, out)}
+}
+${otherwise.length ? `if (${n} === 0) {\n${this.block(otherwise, inner, out)}\n}` : ''}
+}`;
+      }
+    }
+    if (node.type === 'StringLiteral') return `${out} += ${JSON.stringify(node.value as string)};`;
+    return `${out} += text(${this.expr(node, scope)});`;
+  }
 }
 
-/** A compiled template: the variables (plain values, globals included) in, the rendered text out. */
-export type CompiledTemplate = (variables: Record<string, unknown>) => string;
+/**
+ * A compiled template: its variables in, the rendered text out. They come from three objects,
+ * read as if spread into one in this order (a name the later one has, even as undefined, is
+ * the later one's): the variables, the globals, the prepared values — read by name, so that no
+ * object of them all is made at each render.
+ */
+export type CompiledTemplate = (variables: Record<string, unknown>, globals: Record<string, unknown>, prepared: Record<string, unknown>) => string;
 
-/** Compile a parsed template, or undefined when it uses a construct the compiler does not handle. */
+/**
+ * Compile a parsed template to one JavaScript function (see {@link SourceCompiler}), or
+ * undefined when it uses a construct the compiler does not handle. The source holds no text of
+ * the template but string literals written by `JSON.stringify`, and names it makes itself.
+ */
 export function compileTemplate(program: { body: unknown[] }): CompiledTemplate | undefined {
-  let run: Stmt;
+  const c = new SourceCompiler();
+  let body: string;
   try {
-    run = block(program.body as Node[]);
+    body = c.block(program.body as Node[], c.root, 'out');
   } catch (err) {
     if (err instanceof Unsupported) return undefined;
     throw err;
   }
-  return (variables) => {
-    const root = new Scope();
-    root.vars.set('namespace', NAMESPACE);
-    for (const [k, v] of Object.entries(variables)) if (v !== undefined) root.vars.set(k, v);
-    const out: string[] = [];
-    run(root, out);
-    return out.join('');
-  };
+  // The root's variables: what was passed (an undefined value is unset), `namespace` unless passed.
+  const roots = [...c.root.slots].map(([name, slot]) => {
+    const key = JSON.stringify(name);
+    const read = `own.call(prepared, ${key}) ? prepared[${key}] : own.call(globals, ${key}) ? globals[${key}] : own.call(vars, ${key}) ? vars[${key}] : undefined`;
+    return name === 'namespace' ? `let ${slot} = ${read};\nif (${slot} === undefined) ${slot} = NAMESPACE;` : `let ${slot} = ${read};`;
+  });
+  const source = `const { ${Object.keys(HELPERS).join(', ')} } = helpers;
+return function render(vars, globals, prepared) {
+${roots.join('\n')}
+${c.temps.length ? `let ${c.temps.join(', ')};` : ''}
+let out = '';
+${body}
+return out;
+};`;
+  return new Function('helpers', source)(HELPERS) as CompiledTemplate;
 }

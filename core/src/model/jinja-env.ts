@@ -101,6 +101,9 @@ function rewrite(n: unknown): unknown {
 /** A value converted once for the interpreter (see {@link JinjaRenderer.prepare}), and as given (for the compiled form). */
 export interface Prepared { readonly runtime: unknown; readonly plain: unknown }
 
+/** No prepared values (most renders): one empty object for them all. */
+const NONE: Record<string, unknown> = Object.freeze({});
+
 /** Raised by a template's `raise_exception(...)`: the template refused the conversation. */
 class TemplateException extends Error {}
 
@@ -112,7 +115,7 @@ class TemplateException extends Error {}
  */
 export class JinjaRenderer {
   private readonly template: Template;
-  /** The template compiled to closures (see jinja-compile.ts); undefined: the interpreter renders. */
+  /** The template compiled to a function (see jinja-compile.ts); undefined: the interpreter renders. */
   private compiled?: CompiledTemplate;
   private renders = 0;
 
@@ -164,9 +167,12 @@ export class JinjaRenderer {
     if (compiled) {
       let text: string | undefined;
       try {
-        const plain: Record<string, unknown> = { ...variables, ...this.globals() };
-        for (const [k, v] of Object.entries(prepared)) plain[k] = v.plain;
-        text = compiled(plain);
+        let plain: Record<string, unknown> = NONE;
+        for (const k in prepared) {
+          if (plain === NONE) plain = {};
+          plain[k] = prepared[k]!.plain;
+        }
+        text = compiled(variables, this.globals(), plain);
       } catch {
         // A value the compiled form leaves to the interpreter, or an error: the interpreter's result or error stands.
       }

@@ -38,7 +38,7 @@ export interface ContinuationMemo {
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
   last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tools: string; history: TemplateMessage[] };
   /** The window of the last answered call and its render, made off the request path (see primeContinuation). */
-  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; window: TemplateMessage[]; before: RawRender };
+  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; all: TemplateMessage[]; replyForm: TemplateMessage[]; window: TemplateMessage[]; before: RawRender };
   /** The session's tools reduced to their names (the same object while the names stay). */
   standIn?: { list: ToolSpec[]; names: string };
 }
@@ -205,19 +205,21 @@ export class JinjaChatTemplate implements ChatTemplate {
    * ({@link primeContinuation}), or the last call's render when this call extends it.
    */
   continueFrom(history: ContinuationHistory, next: CanonicalMessage[], memo: ContinuationMemo = {}): { ids: TokenIds; drift: Drift } {
-    const all = toTemplateMessages(history.messages);
-    const reply = toTemplateMessages([history.reply]);
-    const following = toTemplateMessages(next);
-    const whole = () => this.continueWith(all, reply, following, history, history.tools, true)!;
     const primed = memo.primed;
     memo.primed = undefined;
+    // The history's template form comes with the window made for it, when there is one.
+    const same = primed !== undefined && primed.messages === history.messages && primed.reply === history.reply;
+    const all = same ? primed.all : toTemplateMessages(history.messages);
+    const reply = same ? primed.replyForm : toTemplateMessages([history.reply]);
+    const following = toTemplateMessages(next);
+    const whole = () => this.continueWith(all, reply, following, history, history.tools, true)!;
     if (memo.whole) return whole();
     const { list: standIn, names: toolNames } = this.standInOf(history.tools, memo);
     const gp = this.generationPrompt();
     let windowed: TemplateMessage[];
     let known: RawRender | undefined;
     const prev = memo.last;
-    if (primed && gp !== null && primed.messages === history.messages && primed.reply === history.reply && primed.tools === toolNames) {
+    if (same && gp !== null && primed.tools === toolNames) {
       // This call's window and its render, made after the call it extends was answered.
       windowed = primed.window;
       known = primed.before;
@@ -279,11 +281,12 @@ export class JinjaChatTemplate implements ChatTemplate {
   primeContinuation(history: Pick<ContinuationHistory, 'messages' | 'reply' | 'tools'>, memo: ContinuationMemo): void {
     memo.primed = undefined;
     if (memo.whole || this.generationPrompt() === null) return;
-    const window = this.windowOf(toTemplateMessages(history.messages));
-    toTemplateMessages([history.reply]); // converted now, once (a settled reply's template form is remembered)
+    const all = toTemplateMessages(history.messages);
+    const window = this.windowOf(all);
+    const replyForm = toTemplateMessages([history.reply]);
     const { list, names } = this.standInOf(history.tools, memo);
     try {
-      memo.primed = { messages: history.messages, reply: history.reply, tools: names, window, before: this.renderRaw(window, list, false) };
+      memo.primed = { messages: history.messages, reply: history.reply, tools: names, all, replyForm, window, before: this.renderRaw(window, list, false) };
     } catch { /* the next call renders it, and reports what fails */ }
   }
 

@@ -41,6 +41,14 @@ export interface PreparedPrompt {
 /** A call that was prepared but not answered, kept so its re-send is seen as a retry. */
 type Attempt = Pick<Entry, 'callIndex' | 'tools' | 'messages' | 'context' | 'promptIds'>;
 
+/**
+ * The last tool list seen by any session and its key: a harness sends the same list at every
+ * call, and the sessions of a run run the same harness. Shared, the list compared with is the
+ * one of the latest call of any session, still in the cache, not the one this session sent
+ * seconds ago.
+ */
+let lastTools: { list: readonly ToolSpec[]; key: string } | undefined;
+
 const sameContext = (a?: CanonicalMessage, b?: CanonicalMessage) => (a && b ? sameMessage(a, b) : a === b);
 
 /**
@@ -60,8 +68,6 @@ export class TitoLedger {
   private readonly attempts: Attempt[] = [];
   /** The template's per-session state for continuations (see ChatTemplate.continueFrom). */
   private readonly memo: Record<string, unknown> = {};
-  /** The last tool list seen and its key: a harness sends the same list at every call. */
-  private lastTools?: { list: readonly ToolSpec[]; key: string };
 
   constructor(private readonly template: ChatTemplate) {}
 
@@ -161,10 +167,10 @@ export class TitoLedger {
    * writing the list out as JSON; equal values (keys in any order) have the same sorted JSON, so the same key.
    */
   private toolsKeyOf(list: readonly ToolSpec[]): string {
-    const last = this.lastTools;
+    const last = lastTools;
     if (last && sameJson(list, last.list)) return last.key;
     const key = toolsKey(list);
-    this.lastTools = { list, key };
+    lastTools = { list, key };
     return key;
   }
 

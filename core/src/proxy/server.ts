@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
 import type { ModelCallRecord } from '../contracts/records';
 import { messageOf } from '../errors';
+import { randomHex } from '../util/random-hex';
 import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
@@ -66,6 +66,17 @@ function presentedKey(req: IncomingMessage): string | undefined {
   if (typeof x === 'string' && x) return x;
   const auth = req.headers.authorization;
   return auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
+}
+
+/**
+ * A request target the URL parser would give back unchanged: letters, digits, `_`, `-` and `/`
+ * only, not starting `//` (which it reads as a host).
+ */
+const PLAIN_PATH = /^\/(?!\/)[\w/-]*$/;
+
+/** The path of a request target, as `new URL(target, base).pathname` gives it (parsed only when it is not plain). */
+function pathOf(target: string): string {
+  return PLAIN_PATH.test(target) ? target : new URL(target, 'http://proxy').pathname;
 }
 
 /** How long an oversized body is read (and dropped) so that the client, still sending it, can read the 413. */
@@ -186,19 +197,19 @@ export class ServingProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://proxy');
-    let adapter = adapterFor(url.pathname, req);
+    const pathname = pathOf(req.url ?? '/');
+    let adapter = adapterFor(pathname, req);
     // The session whose key this request presented: from then on a refusal or a failure is that rollout's.
     let authenticated: SessionState | undefined;
     try {
-      const m = /^\/s\/([^/]+)(\/.*)?$/.exec(url.pathname);
+      const m = /^\/s\/([^/]+)(\/.*)?$/.exec(pathname);
       const rest = m?.[2] ?? '/';
       if (req.method === 'HEAD' && (rest === '/' || rest === '/api/hello')) {
         // Claude Code's preflight; answered without a session check, and leaking nothing.
         res.writeHead(200).end();
         return;
       }
-      if (!m) throw new WireError(404, 'not_found', `no route ${req.method} ${url.pathname}: use the session base URL /s/<rolloutId>`);
+      if (!m) throw new WireError(404, 'not_found', `no route ${req.method} ${pathname}: use the session base URL /s/<rolloutId>`);
       const session = this.sessions.get(m[1]!);
       if (!session) throw new WireError(404, 'not_found', `unknown session "${m[1]}"`);
       if (session.closed) throw new WireError(410, 'gone', `session "${m[1]}" is closed`);
@@ -278,7 +289,7 @@ export class ServingProxy {
     const room = context === undefined ? Infinity : context - prepared.promptIds.length;
     const maxTokens = Math.min(parsed.maxTokens ?? this.o.maxTokens, this.o.maxTokens, room);
     const meta = {
-      id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomBytes(12).toString('hex')}`,
+      id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomHex(12)}`,
       model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,
       ...(parsed.omitThinking ? { omitThinking: true } : {}),
     };
@@ -309,6 +320,17 @@ export class ServingProxy {
     let stoppedOnToken = false;
     let failure: string | undefined;
     const emit = (evs: OutputEvent[]) => { for (const e of evs) { events.push(e); responder?.event(e); } };
+    /** The ids to parse: all but the stop id. */
+    const generated = () => (stoppedOnToken ? outputIds.length - 1 : outputIds.length);
+    // The ids the parser has been given. A streamed response parses each token as it comes (its
+    // events go out at once); a JSON one, whose events nobody sees before the end, parses them
+    // all once generation stops: the same calls in the same order, in one loop instead of
+    // between the waits for the engine, where each of them ran with nothing of it in the cache.
+    let handed = 0;
+    let parserFailed = false;
+    const parseTo = (n: number) => {
+      try { for (; handed < n; handed++) emit(parser.push(outputIds[handed]!)); } catch (err) { parserFailed = true; throw err; }
+    };
     try {
       const tokens = withTokenTimeouts(engine, {
         promptIds: prepared.promptIds, sessionId: session.rolloutId, signal: abort.signal,
@@ -319,12 +341,15 @@ export class ServingProxy {
         outputIds.push(t.tokenId);
         logprobs.push(t.logprob);
         if (stopIds.has(t.tokenId)) { stoppedOnToken = true; break; }
-        emit(parser.push(t.tokenId));
+        if (responder) parseTo(outputIds.length);
         if (outputIds.length >= maxTokens || abort.signal.aborted) break;
       }
+      parseTo(generated());
       emit(parser.end());
     } catch (err) {
       failure = messageOf(err);
+      // The engine failed: what it generated before is parsed, as it was while streaming.
+      if (!parserFailed) { try { parseTo(generated()); } catch { /* the failure stands */ } }
     }
 
     const clientGone = abort.signal.aborted && failure === undefined;

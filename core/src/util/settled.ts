@@ -3,19 +3,30 @@
  * its identity, since it can no longer change. The TITO ledger settles the messages it keeps, so
  * their template form is converted once, not at every later call of the session.
  */
-const settled = new WeakSet<object>();
+
+/**
+ * The mark of a settled value: a hidden property of the value itself (non-enumerable, a symbol:
+ * JSON, `Object.keys`, `for…in`, spreads and copies never see it). A set of settled values was
+ * one entry per object of every message a session keeps, a table of millions whose look-ups
+ * missed the cache at every call; the mark is read where the value is read anyway.
+ */
+const SETTLED = Symbol('settled');
+
+/** Values that were already frozen by someone else when settled (no property can be added to them). */
+const frozenBefore = new WeakSet<object>();
 
 /** Freeze `value` and everything in it (plain data), and mark each of them settled; returns it. */
 export function settle<T>(value: T): T {
   const freeze = (v: unknown): void => {
-    if (typeof v !== 'object' || v === null || settled.has(v)) return;
+    if (typeof v !== 'object' || v === null || isSettled(v)) return;
     for (const x of Object.values(v)) freeze(x);
+    if (Object.isExtensible(v)) Object.defineProperty(v, SETTLED, { value: true });
+    else frozenBefore.add(v);
     Object.freeze(v);
-    settled.add(v);
   };
   freeze(value);
   return value;
 }
 
 /** Whether {@link settle} froze this value. */
-export const isSettled = (value: object): boolean => settled.has(value);
+export const isSettled = (value: object): boolean => (value as { [SETTLED]?: true })[SETTLED] === true || (Object.isFrozen(value) && frozenBefore.has(value));

@@ -24,9 +24,13 @@ export class MarkerScanner {
     }
     let keep = 0;
     if (!final) {
+      // The longest end of the text that begins a marker: it starts with the marker's first
+      // character, so only those places are tried (a token's text rarely holds one), longest first.
+      const buf = this.buf;
       for (const m of markers) {
-        for (let k = Math.min(m.length - 1, this.buf.length); k > keep; k--) {
-          if (this.buf.endsWith(m.slice(0, k))) { keep = k; break; }
+        if (!m) continue;
+        for (let p = buf.indexOf(m[0]!, Math.max(0, buf.length - (m.length - 1))); p >= 0 && buf.length - p > keep; p = buf.indexOf(m[0]!, p + 1)) {
+          if (m.startsWith(buf.slice(p))) { keep = buf.length - p; break; }
         }
       }
     }
