@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { SandboxLimits, SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './dockerd';
+import { callModelFrom } from './model-call-fixture';
 import { DockerSandboxProvider, LABEL_ROOT, LABEL_RUN } from './provider';
 
 describeIf(dockerdMissing(), 'docker sandbox', () => {
@@ -121,12 +122,7 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     await withSandbox(spec('model'), async (sb) => {
       expect(sb.modelBaseUrl).toBe('http://127.0.0.1:4141/s/model');
       const { apiKey } = proxy.proxy.openSession('model');
-      const script = `fetch(process.env.BASE + '/v1/chat/completions', { method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.KEY },
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) })
-        .then(async (r) => { const j = await r.json(); console.log(r.status, j.choices?.[0]?.message?.content ?? JSON.stringify(j)); })
-        .catch((e) => { console.log('failed', e.cause?.code ?? e.message); process.exit(1); });`;
-      const r = await sb.exec(['node', '-e', script], { env: { BASE: sb.modelBaseUrl, KEY: apiKey }, timeoutMs: 20_000 });
+      const r = await callModelFrom(sb, apiKey);
       expect(r.stdout.trim()).toBe('200 hello from the model');
       expect(r.exitCode).toBe(0);
       await proxy.proxy.closeSession('model');

@@ -14,6 +14,7 @@ import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, sshdMissing, startDockerd, startTestSshd, type PrivateDockerd, type TestNetns, type TestSshd } from './dockerd';
 import { DockerSandboxProvider } from './provider';
+import { callModelFrom } from './model-call-fixture';
 import { SshDialAgent } from './ssh-dial';
 
 jest.setTimeout(120_000);
@@ -52,12 +53,21 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
 
   afterAll(async () => {
     await proxy?.close();
-    if (proxy) rmSync(proxy.dir, { recursive: true, force: true });
     await sshd?.stop();
     await dockerd?.stop();
     net?.remove();
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
+
+  /** The run's containers on the engine, asked over its own socket (not through ssh). */
+  const containersOfRun = async () => {
+    const local = new DockerSandboxProvider({ socketPath: dockerd!.socketPath, image, warmPool: 0 });
+    try {
+      return await local.docker.listContainers({ all: true, filters: { label: [`clawgym.run=${runId}`] } });
+    } finally {
+      await local.close();
+    }
+  };
 
   const spec = (rolloutId: string): SandboxSpec => ({ runId, rolloutId, limits: { pids: 64 }, modelEndpoint: { socketPath, url: proxy.url } });
 
@@ -71,12 +81,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
           expect(await sb.exec(['sh', '-c', 'id -u; cat in.txt'])).toMatchObject({ exitCode: 0, stdout: `1000\nfrom the host ${i}` });
           const id = ['a', 'b'][i]!;
           const { apiKey } = proxy.proxy.openSession(id);
-          const script = `fetch(process.env.BASE + '/v1/chat/completions', { method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.KEY },
-            body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) })
-            .then(async (r) => { const j = await r.json(); console.log(r.status, j.choices?.[0]?.message?.content ?? JSON.stringify(j)); })
-            .catch((e) => { console.log('failed', e.cause?.code ?? e.message); process.exit(1); });`;
-          const r = await sb.exec(['node', '-e', script], { env: { BASE: sb.modelBaseUrl, KEY: apiKey }, timeoutMs: 20_000 });
+          const r = await callModelFrom(sb, apiKey);
           expect(r.stdout.trim()).toBe('200 hello over ssh');
           await sb.exec(['sh', '-c', 'echo made > out.txt']);
           await sb.sync!();
@@ -90,9 +95,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
     } finally {
       await provider.close();
     }
-    const local = new DockerSandboxProvider({ socketPath: dockerd!.socketPath, image, warmPool: 0 });
-    expect(await local.docker.listContainers({ all: true, filters: { label: [`clawgym.run=${runId}`] } })).toEqual([]);
-    await local.close();
+    expect(await containersOfRun()).toEqual([]);
   });
 
   it('keeps its ssh connection and dial-stdio channels for the next requests', async () => {
@@ -175,8 +178,6 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
       await impostor.close().catch(() => undefined);
     }
     // Neither made a container there.
-    const local = new DockerSandboxProvider({ socketPath: dockerd!.socketPath, image, warmPool: 0 });
-    expect(await local.docker.listContainers({ all: true, filters: { label: [`clawgym.run=${runId}`] } })).toEqual([]);
-    await local.close();
+    expect(await containersOfRun()).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
 import { DockerSandboxProvider } from './provider';
+import { callModelFrom } from './model-call-fixture';
 
 jest.setTimeout(120_000);
 
@@ -73,7 +74,6 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? opensslMissing(), 'a Docker hos
 
   afterAll(async () => {
     await proxy?.close();
-    if (proxy) rmSync(proxy.dir, { recursive: true, force: true });
     await dockerd?.stop();
     net?.remove();
     rmSync(pki, { recursive: true, force: true });
@@ -89,12 +89,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? opensslMissing(), 'a Docker hos
         await sb.writeFile('in.txt', 'from the host');
         expect(await sb.exec(['sh', '-c', 'id -u; cat in.txt'])).toMatchObject({ exitCode: 0, stdout: '1000\nfrom the host' });
         const { apiKey } = proxy.proxy.openSession('ok');
-        const script = `fetch(process.env.BASE + '/v1/chat/completions', { method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.KEY },
-          body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) })
-          .then(async (r) => { const j = await r.json(); console.log(r.status, j.choices?.[0]?.message?.content ?? JSON.stringify(j)); })
-          .catch((e) => { console.log('failed', e.cause?.code ?? e.message); process.exit(1); });`;
-        const r = await sb.exec(['node', '-e', script], { env: { BASE: sb.modelBaseUrl, KEY: apiKey }, timeoutMs: 20_000 });
+        const r = await callModelFrom(sb, apiKey);
         expect(r.stdout.trim()).toBe('200 hello over tls');
         await proxy.proxy.closeSession('ok');
       } finally {
