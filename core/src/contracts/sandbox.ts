@@ -64,6 +64,10 @@ export const EXEC_OUTPUT_LIMIT_BYTES = 16 * 1024 * 1024;
 /** What ends a stream cut at {@link EXEC_OUTPUT_LIMIT_BYTES}. */
 export const EXEC_OUTPUT_TRUNCATED = '\n[clawgym: output truncated]\n';
 
+/** An output stream as an {@link ExecResult} holds it: what was kept, marked when `written` went past the limit. */
+export const execOutput = (kept: string | Buffer, written: number): string =>
+  kept.toString() + (written > EXEC_OUTPUT_LIMIT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
+
 /** Result of a finished process. */
 export interface ExecResult {
   exitCode: number | null;

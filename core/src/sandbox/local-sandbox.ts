@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import { dirname, isAbsolute, posix } from 'node:path';
-import { EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, type ExecOptions, type ExecResult, type Sandbox, type SandboxSpec } from '../contracts/sandbox';
+import { EXEC_OUTPUT_LIMIT_BYTES, execOutput, type ExecOptions, type ExecResult, type Sandbox, type SandboxSpec } from '../contracts/sandbox';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { joinCgroups, killCgroup, removeCgroup, signalCgroup } from './cgroups';
 import type { Finished } from './collect';
@@ -22,7 +22,6 @@ import { removeTree } from './sweep';
 
 export { DEFAULT_PIDS_LIMIT, SANDBOX_HOME, SANDBOX_PROXY_SOCKET, SANDBOX_WORKSPACE, type Background } from './slot';
 
-const MAX_OUTPUT_BYTES = EXEC_OUTPUT_LIMIT_BYTES;
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
 const MiB = 1024 * 1024;
 
@@ -145,14 +144,14 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
         // The holder runs it: a fork and an exec inside the sandbox (see holder.ts).
         try { await holder.ready; } catch (e) { finish(); throw e; }
         if (killed) { finish(); return { exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '', timedOut }; }
-        const held = holder.run({ id: n, argv: [...rlimitPrefix, ...argv], env, cwd, stdin: o.stdin ?? '', maxBytes: MAX_OUTPUT_BYTES });
+        const held = holder.run({ id: n, argv: [...rlimitPrefix, ...argv], env, cwd, stdin: o.stdin ?? '', maxBytes: EXEC_OUTPUT_LIMIT_BYTES });
         started = { killed: () => held.kill() };
         what = argv[0]!;
         r = await held.done;
       } else {
         const c = commandFor(argv, cwd, o);
         if (killed) { finish(); return { exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '', timedOut }; }
-        const s = startProcess({ cmd: c.cmd, env, cwd: c.cwd, stdin: o.stdin ?? '', maxBytes: MAX_OUTPUT_BYTES });
+        const s = startProcess({ cmd: c.cmd, env, cwd: c.cwd, stdin: o.stdin ?? '', maxBytes: EXEC_OUTPUT_LIMIT_BYTES });
         started = s;
         what = c.cmd[0]!;
         void s.pid.then((p) => {
@@ -162,9 +161,8 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
         r = await s.done;
       }
       finish();
-      const text = (t: string, bytes: number) => t + (bytes > MAX_OUTPUT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
       const extraErr = r.error !== undefined ? `clawgym: cannot start ${what}: ${r.error}\n` : '';
-      return { exitCode: r.code, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes) + extraErr, timedOut };
+      return { exitCode: r.code, signal: r.signal, stdout: execOutput(r.stdout, r.outBytes), stderr: execOutput(r.stderr, r.errBytes) + extraErr, timedOut };
     })();
     entry.done = done;
     return done;

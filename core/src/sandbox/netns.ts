@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, type ExecOptions, type ExecResult, type Sandbox, type SandboxProvider, type SandboxSpec } from '../contracts/sandbox';
+import { EXEC_OUTPUT_LIMIT_BYTES, execOutput, type ExecOptions, type ExecResult, type Sandbox, type SandboxProvider, type SandboxSpec } from '../contracts/sandbox';
 import { refuseEnvironment } from './environment';
 import { SANDBOX_PROXY_PORT } from './forwarder';
 import { IP, NETNS_RUN } from './machine';
@@ -41,8 +41,7 @@ export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
     const stop = stopWhen(o, () => { started.killed(); void started.pid.then((pid) => { if (pid) killGroup(pid); }); });
     const r = await started.done;
     stop.clear();
-    const text = (t: string, bytes: number) => t + (bytes > EXEC_OUTPUT_LIMIT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
-    return { exitCode: r.code, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes) + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut: stop.timedOut };
+    return { exitCode: r.code, signal: r.signal, stdout: execOutput(r.stdout, r.outBytes), stderr: execOutput(r.stderr, r.errBytes) + (r.error ? `clawgym: cannot start ${cmd[0]}: ${r.error}\n` : ''), timedOut: stop.timedOut };
   };
 
   return {

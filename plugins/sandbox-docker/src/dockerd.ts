@@ -119,8 +119,9 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<P
     const args = [
       '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'),
       '-H', `unix://${socketPath}`, '--pidfile', pidfile,
-      ...(options.tcp ? ['-H', `tcp://${options.tcp}`] : []),
-      ...(options.tcp && options.tls ? ['--tlsverify', '--tlscacert', options.tls.ca, '--tlscert', options.tls.cert, '--tlskey', options.tls.key] : options.tcp ? ['--tls=false'] : []),
+      ...(options.tcp ? ['-H', `tcp://${options.tcp}`, ...(options.tls
+        ? ['--tlsverify', '--tlscacert', options.tls.ca, '--tlscert', options.tls.cert, '--tlskey', options.tls.key]
+        : ['--tls=false'])] : []),
       '--iptables=false', '--ip-masq=false', '--bridge=none',
       '--storage-driver', driver, '--default-runtime', 'runc',
     ];
@@ -262,7 +263,8 @@ export interface TestSshd {
   stop(): Promise<void>;
 }
 
-function keygen(file: string): void {
+/** A passphrase-less ed25519 key pair at `file` and `file.pub`, made by ssh-keygen (for tests). */
+export function sshKeygen(file: string): void {
   const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', file], { encoding: 'utf8' });
   if (r.status !== 0) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, `ssh-keygen: ${r.stderr}`);
 }
@@ -279,8 +281,8 @@ export async function startTestSshd(netns: TestNetns, dockerHost: string, o: { p
   const missing = sshdMissing();
   if (missing) throw new ClawGymError(ErrorCodes.DOCKERD_FAILED, missing);
   const dir = await mkdtemp(join(tmpdir(), 'cgssh-'));
-  keygen(join(dir, 'host_key'));
-  keygen(join(dir, 'client'));
+  sshKeygen(join(dir, 'host_key'));
+  sshKeygen(join(dir, 'client'));
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client.pub')));
   // What `ssh-keyscan` would have added after a user checked the fingerprint.
   const hostKey = readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');

@@ -71,7 +71,7 @@ function readPem(path: string, what: string, url: string): Buffer {
 }
 
 /** The dockerode client for a host, after checking what the option says. */
-export function dockerClient(o: DockerHostOption): { docker: Docker; local: boolean } {
+export function dockerClient(o: DockerHostOption): { docker: Docker; local: boolean; agent?: SshDialAgent } {
   let u: URL;
   try {
     u = new URL(o.url);
@@ -123,6 +123,7 @@ export function dockerClient(o: DockerHostOption): { docker: Docker; local: bool
       return {
         docker: new Docker({ protocol: 'http', host: u.hostname, port, agent } as Docker.DockerOptions),
         local: o.local ?? false,
+        agent,
       };
     }
     default:
@@ -201,11 +202,18 @@ export class DockerHost {
   downReason?: string;
   private capacity?: number;
   private down = new AbortController();
+  private readonly agent?: SshDialAgent;
 
   constructor(readonly url: string, private readonly o: DockerHostOption, docker?: Docker) {
     const made = docker ? { docker, local: o.local ?? true } : dockerClient(o);
     this.docker = made.docker;
     this.local = made.local;
+    this.agent = made.agent;
+  }
+
+  /** End what the client keeps open (an ssh host's connections; they also end when idle). */
+  close(): void {
+    this.agent?.destroy();
   }
 
   get healthy(): boolean { return this.downReason === undefined; }
@@ -325,7 +333,6 @@ export class DockerHosts {
   close(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    // An ssh host's kept connections (they end by themselves when idle, too).
-    for (const h of this.list) ((h.docker as unknown as { modem: { agent?: { destroy(): void } } }).modem.agent)?.destroy();
+    for (const h of this.list) h.close();
   }
 }

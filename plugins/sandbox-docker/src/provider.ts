@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
-  ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, EXEC_OUTPUT_TRUNCATED, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
+  ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
   type ExecOptions, type ExecResult, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
 } from '@clawgym/core';
 import Docker from 'dockerode';
@@ -205,8 +205,7 @@ class DockerSandbox implements Sandbox {
     // The container's main process is the forwarder to the proxy socket (see FORWARDER_CMD):
     // a command runs as itself, with no Node wrapper to start first.
     const r = await this.run(argv, { env, cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, signal: o.signal, maxBytes: EXEC_OUTPUT_LIMIT_BYTES });
-    const text = (b: Buffer, bytes: number) => b.toString('utf8') + (bytes > EXEC_OUTPUT_LIMIT_BYTES ? EXEC_OUTPUT_TRUNCATED : '');
-    return { exitCode: r.exitCode, signal: r.signal, stdout: text(r.stdout, r.outBytes), stderr: text(r.stderr, r.errBytes), timedOut: r.timedOut };
+    return { exitCode: r.exitCode, signal: r.signal, stdout: execOutput(r.stdout, r.outBytes), stderr: execOutput(r.stderr, r.errBytes), timedOut: r.timedOut };
   }
 
   private pushed?: Promise<void>;
@@ -647,8 +646,8 @@ export class DockerSandboxProvider implements SandboxProvider {
       try {
         return await this.createOn(host, spec, socketPath);
       } catch (err) {
-        const tls = handshakeRefusal(err, host.url);
-        if (tls) throw tls;
+        const refused = handshakeRefusal(err, host.url);
+        if (refused) throw refused;
         if (!isUnreachable(err)) throw err;
         host.markDown(messageOf(err));
         tried.add(host);

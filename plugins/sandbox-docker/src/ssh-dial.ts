@@ -143,9 +143,7 @@ export class SshDialAgent extends Agent {
     const c: Connection = { client, socket, channels: 0, busy: 0, dead: false, ready: new Promise<void>((ok, fail) => { ready = ok; failed = fail; }) };
     c.ready.catch(() => undefined);
     const drop = (err?: Error) => {
-      c.dead = true;
-      clearTimeout(c.idle);
-      this.connections = this.connections.filter((x) => x !== c);
+      this.forget(c);
       failed(err ?? new Error('ssh connection closed'));
     };
     client.once('ready', ready);
@@ -158,10 +156,15 @@ export class SshDialAgent extends Agent {
     return c;
   }
 
-  private end(c: Connection): void {
+  /** No more channels on `c`: it is gone, or being ended. */
+  private forget(c: Connection): void {
     c.dead = true;
     clearTimeout(c.idle);
     this.connections = this.connections.filter((x) => x !== c);
+  }
+
+  private end(c: Connection): void {
+    this.forget(c);
     c.client.end();
     c.socket.destroy();
   }

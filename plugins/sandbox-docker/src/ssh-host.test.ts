@@ -6,23 +6,17 @@
  * over one kept ssh connection;
  * an unknown client key and a host key known_hosts does not list are refused.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
-import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, sshdMissing, startDockerd, startTestSshd, type PrivateDockerd, type TestNetns, type TestSshd } from './dockerd';
-import { DockerSandboxProvider } from './provider';
+import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, sshdMissing, sshKeygen, startDockerd, startTestSshd, type PrivateDockerd, type TestNetns, type TestSshd } from './dockerd';
 import { callModelFrom } from './model-call-fixture';
+import { DockerSandboxProvider } from './provider';
 import { SshDialAgent } from './ssh-dial';
 
 jest.setTimeout(120_000);
-
-const keygen = (file: string) => {
-  const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`ssh-keygen: ${r.stderr}`);
-};
 
 describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host over ssh://, an OpenSSH server in its own network namespace', () => {
   let net: TestNetns | undefined;
@@ -43,7 +37,7 @@ describeIf(dockerdMissing() ?? netnsMissing() ?? sshdMissing(), 'a Docker host o
     sshd = await startTestSshd(net, dockerd.dockerHost);
     url = sshd.url;
     // A key the server does not know, and a known_hosts that lists another key for the server.
-    keygen(join(dir, 'stranger'));
+    sshKeygen(join(dir, 'stranger'));
     const other = readFileSync(join(dir, 'stranger.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
     writeFileSync(join(dir, 'wrong_known_hosts'), `${net.nsIp} ${other}\n`);
     proxy = await startScriptedProxy(() => ({ text: 'hello over ssh' }));
