@@ -155,10 +155,25 @@ export class TitoLedger {
     if (last) {
       const known = last.messages;
       const n = Math.min(messages.length, known.length);
-      for (let i = 0; i < n; i++) if (messages[i] !== known[i] && sameJson(messages[i], known[i])) messages[i] = known[i]!;
-      if (messages.length > n && n === known.length && sameJson(messages[n], last.reply)) messages[n] = last.reply;
+      for (let i = 0; i < n; i++) if (messages[i] !== known[i]) messages[i] = this.kept(messages[i]!, known[i]!);
+      if (messages.length > n && n === known.length) messages[n] = this.kept(messages[n]!, last.reply);
     }
     for (const m of messages) settle(m);
+  }
+
+  /**
+   * Messages found equal to one the ledger keeps, by identity. The wire adapters give back the
+   * same settled message for a message an earlier body held (request-json.ts): the one that
+   * echoes a reply is then found equal to that reply once, not compared again at every call.
+   */
+  private readonly equalTo = new WeakMap<CanonicalMessage, CanonicalMessage>();
+
+  /** `known` when `m` is equal to it (value for value), else `m`. */
+  private kept(m: CanonicalMessage, known: CanonicalMessage): CanonicalMessage {
+    if (this.equalTo.get(m) === known) return known;
+    if (!sameJson(m, known)) return m;
+    this.equalTo.set(settle(m), known);
+    return known;
   }
 
   /**

@@ -8,7 +8,7 @@ import { randomHex } from '../util/random-hex';
 import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
 import { withTokenTimeouts } from './generate';
-import { checkArgumentsDepth, checkJsonDepth } from './json-depth';
+import { checkArgumentsDepth } from './json-depth';
 import { validateSampling } from './sampling';
 import { checkSchema, classifyCall, withSchemaInstruction } from './request-features';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
@@ -222,14 +222,14 @@ export class ServingProxy {
       }
       if (req.method === 'POST' && rest === '/v1/messages/count_tokens') {
         adapter = anthropicMessages;
-        const parsed = parseCountTokens(await this.readJson(req));
+        const parsed = parseCountTokens(await this.readJson(req, session, adapter));
         this.sendJson(res, 200, { input_tokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
         return;
       }
       const route = req.method === 'POST' ? ROUTES[rest] : undefined;
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
       adapter = route;
-      const parsed = adapter.parse(await this.readJson(req));
+      const parsed = adapter.parse(await this.readJson(req, session, adapter));
       checkArgumentsDepth(parsed.conversation);
       validateSampling(parsed, adapter.format);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
@@ -262,14 +262,9 @@ export class ServingProxy {
     } else session.refused ??= message;
   }
 
-  private async readJson(req: IncomingMessage): Promise<unknown> {
-    const text = (await readBody(req, this.o.maxBodyBytes)).toString('utf8');
-    checkJsonDepth(text, 'request body');
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      throw new WireError(400, 'invalid_request', `request body is not valid JSON: ${messageOf(err)}`);
-    }
+  /** The body as JSON, read with what the session's previous bodies already held (see request-json.ts). */
+  private async readJson(req: IncomingMessage, session: SessionState, adapter: WireAdapter): Promise<unknown> {
+    return session.json.parse(await readBody(req, this.o.maxBodyBytes), adapter.historyKey);
   }
 
   private async generate(session: SessionState, adapter: WireAdapter, parsed: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {

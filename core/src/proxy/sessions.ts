@@ -5,12 +5,15 @@ import type { CallRequestInfo } from '../contracts/harness';
 import type { CanonicalConversation } from '../contracts/messages';
 import type { CallRole } from '../contracts/records';
 import { TitoLedger } from './ledger';
+import { RequestJson, SharedMembers } from './request-json';
 
 /** A rollout's session with the proxy: its own base URL path, secret key and TITO ledger. */
 export interface SessionState {
   readonly rolloutId: string;
   readonly key: string;
   ledger: TitoLedger;
+  /** Reads the session's request bodies, reusing what its previous body held. */
+  json: RequestJson;
   nextCall: number;
   closed: boolean;
   /** Engine failures in a row; past the limit the session answers non-retryable errors. */
@@ -42,6 +45,8 @@ export interface SessionInfo {
 /** All sessions of a proxy, keyed by rollout id. */
 export class Sessions {
   private readonly byId = new Map<string, SessionState>();
+  /** Long request members (tool lists, system prompts) as the last session sent them. */
+  private readonly shared = new SharedMembers();
 
   constructor(private readonly template: ChatTemplate) {}
 
@@ -49,7 +54,7 @@ export class Sessions {
     if (!/^[\w.-]{1,128}$/.test(rolloutId)) throw new ClawGymError(ErrorCodes.ROLLOUT_ID_INVALID, `invalid rollout id "${rolloutId}": use letters, digits, ".", "-", "_"`);
     if (this.byId.has(rolloutId)) throw new ClawGymError(ErrorCodes.SESSION_EXISTS, `a session for rollout "${rolloutId}" already exists`, { hint: 'each rollout (and each retry of one) needs its own id' });
     const state: SessionState = {
-      rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template),
+      rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template), json: new RequestJson(this.shared),
       nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(),
     };
     this.byId.set(rolloutId, state);
@@ -67,6 +72,7 @@ export class Sessions {
     s.closed = true;
     await Promise.allSettled([...s.inFlight]);
     s.ledger = new TitoLedger(this.template); // drop the history it held
+    s.json = new RequestJson(this.shared);
     return s;
   }
 

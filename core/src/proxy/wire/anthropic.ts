@@ -1,6 +1,7 @@
 import type { OutputEvent } from '../../contracts/engine';
 import type { CanonicalMessage, MessagePart, ToolSpec } from '../../contracts/messages';
-import { isObject, need, optNumber, WireError, type ErrorKind, type FinalReply, type ResponseMeta, type SseSink, type WireAdapter } from './types';
+import { settle } from '../../util/settled';
+import { Derived, isObject, need, optNumber, WireError, type ErrorKind, type FinalReply, type ResponseMeta, type SseSink, type WireAdapter } from './types';
 
 const ERROR_TYPES: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error', authentication: 'authentication_error', not_found: 'not_found_error',
@@ -22,17 +23,24 @@ function textOf(content: unknown, where: string): string {
   }).join('');
 }
 
-/** Names of the tools that `tool_reference` blocks load anywhere in the conversation. */
-function referencedTools(messages: unknown[]): Set<string> {
-  const names = new Set<string>();
+/** Names of the tools that `tool_reference` blocks load in one message. */
+function referencedIn(message: unknown): readonly string[] {
+  const names: string[] = [];
   const visit = (v: unknown): void => {
     if (Array.isArray(v)) { v.forEach(visit); return; }
     if (!isObject(v)) return;
-    if (v.type === 'tool_reference' && typeof v.tool_name === 'string') names.add(v.tool_name);
+    if (v.type === 'tool_reference' && typeof v.tool_name === 'string') names.push(v.tool_name);
     if (v.content !== undefined && typeof v.content !== 'string') visit(v.content);
     if (Array.isArray(v.tool_references)) visit(v.tool_references);
   };
-  messages.forEach((m) => { if (isObject(m)) visit(m.content); });
+  if (isObject(message)) visit(message.content);
+  return names;
+}
+
+/** Names of the tools that `tool_reference` blocks load anywhere in the conversation. */
+function referencedTools(messages: unknown[]): Set<string> {
+  const names = new Set<string>();
+  for (const m of messages) for (const n of references.of(m, () => referencedIn(m))) names.add(n);
   return names;
 }
 
@@ -43,9 +51,8 @@ function referencedTools(messages: unknown[]): Set<string> {
  * web search, code execution, the tool-search tool itself) run on Anthropic's servers, which the
  * proxy cannot do: they are left out, with a note.
  */
-function parseTools(raw: unknown, messages: unknown[], notes: string[]): ToolSpec[] {
-  if (!Array.isArray(raw)) return [];
-  const loaded = referencedTools(messages);
+function parseTools(raw: unknown, loaded: ReadonlySet<string>): { tools: ToolSpec[]; notes: string[] } {
+  if (!Array.isArray(raw)) return { tools: [], notes: [] };
   const deferred: string[] = [];
   const server: string[] = [];
   const tools: ToolSpec[] = [];
@@ -56,9 +63,31 @@ function parseTools(raw: unknown, messages: unknown[], notes: string[]): ToolSpe
     if (t.defer_loading === true && !loaded.has(name)) { deferred.push(name); continue; }
     tools.push({ name, description: typeof t.description === 'string' ? t.description : undefined, parameters: isObject(t.input_schema) ? t.input_schema : {} });
   }
+  const notes: string[] = [];
   if (deferred.length) notes.push(`deferred tools not rendered until a tool_reference loads them: ${deferred.join(', ')}`);
   if (server.length) notes.push(`server tools refused (the proxy cannot run Anthropic's server tools): ${server.join(', ')}`);
-  return tools;
+  return { tools, notes };
+}
+
+/**
+ * What an earlier body of the session held, converted once (see Derived): each message, the
+ * system prompt, the tools each message loads, and the tool list (per set of loaded tools).
+ */
+const references = new Derived<readonly string[]>();
+const messageOf = new Derived<CanonicalMessage>();
+const systemParts = new Derived<MessagePart[]>();
+const toolLists = new Derived<Map<string, { tools: ToolSpec[]; notes: string[] }>>();
+
+function offeredTools(raw: unknown, messages: unknown[]): { tools: ToolSpec[]; notes: string[] } {
+  const loaded = referencedTools(messages);
+  const byLoaded = toolLists.of(raw, () => new Map());
+  const key = [...loaded].sort().join('\n');
+  let hit = byLoaded.get(key);
+  if (!hit) {
+    hit = settle(parseTools(raw, loaded));
+    if (byLoaded.size < 64) byLoaded.set(key, hit);
+  }
+  return hit;
 }
 
 /** The JSON schema of `output_config.format` (or the older top-level `output_format`). */
@@ -96,6 +125,7 @@ function parseBlocks(content: unknown, where: string): MessagePart[] {
 /** Anthropic Messages (`POST /v1/messages`), as Claude Code speaks it. */
 export const anthropicMessages: WireAdapter = {
   format: 'anthropic-messages',
+  historyKey: 'messages',
 
   parse(body) {
     need(isObject(body), null, 'request body must be a JSON object');
@@ -103,16 +133,18 @@ export const anthropicMessages: WireAdapter = {
     need(Array.isArray(b.messages), null, 'messages: field required (an array)');
     const messages: CanonicalMessage[] = [];
     if (b.system !== undefined) {
-      const parts = typeof b.system === 'string' ? [{ type: 'text' as const, text: b.system }] : parseBlocks(b.system, 'system').filter((p) => p.type === 'text');
+      const system = b.system;
+      const parts = typeof system === 'string' ? [{ type: 'text' as const, text: system }] : systemParts.of(system, () => parseBlocks(system, 'system').filter((p) => p.type === 'text'));
       if (parts.length) messages.push({ role: 'system', parts });
     }
     (b.messages as unknown[]).forEach((m, i) => {
       need(isObject(m) && ['user', 'assistant', 'system'].includes(String((m as { role?: unknown }).role)), null, `messages[${i}].role must be "user", "assistant" or "system"`);
       const msg = m as { role: 'user' | 'assistant' | 'system'; content: unknown };
-      messages.push({ role: msg.role, parts: parseBlocks(msg.content, `messages[${i}]`) });
+      messages.push(messageOf.of(m, () => ({ role: msg.role, parts: parseBlocks(msg.content, `messages[${i}]`) })));
     });
-    const notes: string[] = [];
-    const tools = parseTools(b.tools, b.messages as unknown[], notes);
+    const offered = offeredTools(b.tools, b.messages as unknown[]);
+    const tools = offered.tools;
+    const notes = [...offered.notes];
     const schema = responseSchema(b);
     // "omitted": the hosted API thinks as usual but returns the block with empty text. The
     // thinking ids are still recorded (and reused by TITO), so nothing is lost for training.

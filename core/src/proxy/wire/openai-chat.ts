@@ -1,5 +1,6 @@
 import type { CanonicalMessage, MessagePart, ToolSpec } from '../../contracts/messages';
-import { isObject, need, optNumber, type ErrorKind, type WireAdapter } from './types';
+import { settle } from '../../util/settled';
+import { Derived, isObject, need, optNumber, type ErrorKind, type WireAdapter } from './types';
 
 const ERROR_TYPES: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error', authentication: 'invalid_api_key', not_found: 'not_found_error',
@@ -19,47 +20,59 @@ export function openAiText(content: unknown, where: string, separator = ''): str
   return (content as unknown[]).map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : isObject(p) && String(p.type).includes('image') ? '[image]' : '')).join(separator);
 }
 
+/** One Chat message in canonical form. */
+function chatMessage(m: unknown, i: number): CanonicalMessage {
+  need(isObject(m), null, `messages[${i}] must be an object`);
+  const msg = m as Record<string, unknown>;
+  const text = openAiText(msg.content, `messages[${i}].content`, '\n');
+  switch (msg.role) {
+    case 'system': case 'developer':
+      return { role: 'system', parts: [{ type: 'text', text }] };
+    case 'user':
+      return { role: 'user', parts: [{ type: 'text', text }] };
+    case 'assistant': {
+      const parts: MessagePart[] = text ? [{ type: 'text', text }] : [];
+      if (typeof msg.reasoning_content === 'string' && msg.reasoning_content) parts.unshift({ type: 'thinking', text: msg.reasoning_content });
+      for (const [j, c] of (Array.isArray(msg.tool_calls) ? msg.tool_calls : []).entries()) {
+        need(isObject(c) && isObject(c.function), null, `messages[${i}].tool_calls[${j}] must have a function`);
+        const fn = (c as { function: Record<string, unknown> }).function;
+        parts.push({ type: 'tool_call', id: String((c as { id?: unknown }).id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
+      }
+      return { role: 'assistant', parts };
+    }
+    case 'tool': case 'function':
+      return { role: 'tool', parts: [{ type: 'tool_result', callId: String(msg.tool_call_id ?? msg.name ?? ''), content: text }] };
+    default:
+      return need(false, { role: 'user', parts: [] }, `messages[${i}].role must be one of system, developer, user, assistant, tool`);
+  }
+}
+
+/** The function tools offered, and the names of those that are not functions (hosted ones cannot be offered: they are named, not dropped). */
+function parseTools(raw: unknown): { tools: ToolSpec[]; refused: string[] } {
+  if (!Array.isArray(raw)) return { tools: [], refused: [] };
+  const tools = (raw as unknown[]).filter((t): t is { function: Record<string, unknown> } => isObject(t) && isObject(t.function)).map(({ function: f }) => ({
+    name: String(f.name), description: typeof f.description === 'string' ? f.description : undefined, parameters: isObject(f.parameters) ? f.parameters : {},
+    ...(f.parameters === undefined || f.parameters === null ? { parametersAbsent: true as const } : {}),
+  }));
+  const refused = (raw as unknown[]).filter((t) => !(isObject(t) && isObject(t.function))).map((t) => String(isObject(t) ? t.type ?? t.name : t));
+  return { tools, refused };
+}
+
+/** Messages and tool lists an earlier body of the session held, converted once. */
+const chatMessages = new Derived<CanonicalMessage>();
+const chatTools = new Derived<{ tools: ToolSpec[]; refused: string[] }>();
+
 /** OpenAI Chat Completions (`POST /v1/chat/completions`), as OpenClaw and Qwen Code speak it. */
 export const openAiChat: WireAdapter = {
   format: 'openai-chat',
+  historyKey: 'messages',
 
   parse(body) {
     need(isObject(body), null, 'request body must be a JSON object');
     const b = body as Record<string, unknown>;
     need(Array.isArray(b.messages), null, "'messages' is a required property (an array)");
-    const messages: CanonicalMessage[] = (b.messages as unknown[]).map((m, i) => {
-      need(isObject(m), null, `messages[${i}] must be an object`);
-      const msg = m as Record<string, unknown>;
-      const text = openAiText(msg.content, `messages[${i}].content`, '\n');
-      switch (msg.role) {
-        case 'system': case 'developer':
-          return { role: 'system', parts: [{ type: 'text', text }] };
-        case 'user':
-          return { role: 'user', parts: [{ type: 'text', text }] };
-        case 'assistant': {
-          const parts: MessagePart[] = text ? [{ type: 'text', text }] : [];
-          if (typeof msg.reasoning_content === 'string' && msg.reasoning_content) parts.unshift({ type: 'thinking', text: msg.reasoning_content });
-          for (const [j, c] of (Array.isArray(msg.tool_calls) ? msg.tool_calls : []).entries()) {
-            need(isObject(c) && isObject(c.function), null, `messages[${i}].tool_calls[${j}] must have a function`);
-            const fn = (c as { function: Record<string, unknown> }).function;
-            parts.push({ type: 'tool_call', id: String((c as { id?: unknown }).id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
-          }
-          return { role: 'assistant', parts };
-        }
-        case 'tool': case 'function':
-          return { role: 'tool', parts: [{ type: 'tool_result', callId: String(msg.tool_call_id ?? msg.name ?? ''), content: text }] };
-        default:
-          return need(false, { role: 'user', parts: [] }, `messages[${i}].role must be one of system, developer, user, assistant, tool`);
-      }
-    });
-    const tools: ToolSpec[] = Array.isArray(b.tools)
-      ? (b.tools as unknown[]).filter((t): t is { function: Record<string, unknown> } => isObject(t) && isObject(t.function)).map(({ function: f }) => ({
-        name: String(f.name), description: typeof f.description === 'string' ? f.description : undefined, parameters: isObject(f.parameters) ? f.parameters : {},
-        ...(f.parameters === undefined || f.parameters === null ? { parametersAbsent: true as const } : {}),
-      }))
-      : [];
-    // Tools that are not functions (hosted ones) cannot be offered; say so instead of dropping them.
-    const refused = Array.isArray(b.tools) ? (b.tools as unknown[]).filter((t) => !(isObject(t) && isObject(t.function))).map((t) => String(isObject(t) ? t.type ?? t.name : t)) : [];
+    const messages: CanonicalMessage[] = (b.messages as unknown[]).map((m, i) => chatMessages.of(m, () => chatMessage(m, i)));
+    const { tools, refused } = chatTools.of(b.tools, () => settle(parseTools(b.tools)));
     const format = isObject(b.response_format) && b.response_format.type === 'json_schema' && isObject(b.response_format.json_schema) ? b.response_format.json_schema : undefined;
     const schema = format && isObject(format.schema) ? format.schema : undefined;
     return {

@@ -120,6 +120,7 @@ function parseInput(input: unknown): CanonicalMessage[] {
 /** OpenAI Responses (`POST /v1/responses`), as Codex CLI speaks it. */
 export const openAiResponses: WireAdapter = {
   format: 'openai-responses',
+  historyKey: 'input',
 
   parse(body) {
     need(isObject(body), null, 'request body must be a JSON object');

@@ -1,6 +1,7 @@
 import type { FinishReason, OutputEvent } from '../../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage } from '../../contracts/messages';
 import type { WireFormat } from '../../contracts/records';
+import { isSettled } from '../../util/settled';
 
 /** A request in canonical form, with what the engine needs to sample. */
 export interface ParsedRequest {
@@ -84,6 +85,8 @@ export interface ResponseMeta {
 /** One wire format: parse its requests, write its responses and errors. */
 export interface WireAdapter {
   readonly format: WireFormat;
+  /** The request member holding the conversation (`messages`, `input`): read element by element, reusing the elements an earlier body had. */
+  readonly historyKey: string;
   parse(body: unknown): ParsedRequest;
   stream(sink: SseSink, meta: ResponseMeta): StreamResponder;
   json(final: FinalReply, meta: ResponseMeta): unknown;
@@ -98,3 +101,19 @@ export function need<T>(ok: boolean, value: T, message: string): T {
 }
 export const optNumber = (v: unknown, name: string): number | undefined =>
   v === undefined || v === null ? undefined : need(typeof v === 'number' && Number.isFinite(v), v as number, `${name} must be a number`);
+
+/**
+ * What an adapter makes of a settled request value (a message or tool list an earlier body
+ * held, see request-json.ts), remembered by the value's identity: each is converted once per
+ * session instead of once per call. Values that are not settled are converted every time.
+ */
+export class Derived<V> {
+  private readonly known = new WeakMap<object, V>();
+
+  of(value: unknown, make: () => V): V {
+    if (typeof value !== 'object' || value === null || !isSettled(value)) return make();
+    let v = this.known.get(value);
+    if (v === undefined) this.known.set(value, (v = make()));
+    return v;
+  }
+}
