@@ -46,4 +46,23 @@ describe('live progress display', () => {
     d.close();
     expect(writes).toEqual(['step 1/20: reward 0.5\n']);
   });
+
+  it('off a TTY prints the status as a plain line when nothing was printed for a while, never twice the same', async () => {
+    const { writes, stream } = sink(false);
+    const d = new LiveDisplay(stream, 0, 40);
+    d.update(p);
+    expect(writes).toEqual([]);
+    await new Promise((r) => setTimeout(r, 60));
+    d.update({ ...p, phase: 'eval', step: 0 });
+    expect(writes).toEqual([`progress: ${statusLine({ ...p, phase: 'eval', step: 0 })}\n`]);
+    d.update({ ...p, phase: 'eval', step: 0, done: 13 });
+    expect(writes).toHaveLength(1); // quiet again only 40 ms later
+    await new Promise((r) => setTimeout(r, 60));
+    d.update({ ...p, phase: 'eval', step: 0 });
+    expect(writes).toHaveLength(1); // the same status as printed last
+    d.log('held-out Pass@1 35.0%');
+    d.update({ ...p, done: 20 });
+    expect(writes).toHaveLength(2); // a log line just now
+    d.close();
+  });
 });

@@ -28,26 +28,38 @@ export function statusLine(p: RunProgress): string {
 /**
  * Progress on a terminal: log lines scroll as usual and one status line stays under them,
  * redrawn in place (at most every `intervalMs`). On anything but a TTY (a pipe, a file, CI) it
- * prints the log lines only, so logs stay plain text.
+ * prints plain lines only: the log lines, and the status as a `progress:` line when nothing was
+ * printed for `quietMs` (a held-out evaluation logs nothing until it ends, which took minutes
+ * of silence in a CI log).
  */
 export class LiveDisplay {
   private status = '';
   private last = 0;
   private pending?: RunProgress;
   private timer?: NodeJS.Timeout;
+  /** Off a TTY: when the last line was printed, and the last status printed. */
+  private printedAt = Date.now();
+  private printed = '';
 
-  constructor(private readonly stream: LiveStream, private readonly intervalMs = 250) {}
+  constructor(private readonly stream: LiveStream, private readonly intervalMs = 250, private readonly quietMs = 30_000) {}
 
   get live(): boolean { return this.stream.isTTY === true; }
 
   /** A log line, above the status line. */
   log(line: string): void {
-    if (!this.live) { this.stream.write(`${line}\n`); return; }
+    if (!this.live) { this.stream.write(`${line}\n`); this.printedAt = Date.now(); return; }
     this.stream.write(`\r\x1b[K${line}\n${this.status}`);
   }
 
   update(p: RunProgress): void {
-    if (!this.live) return;
+    if (!this.live) {
+      const line = statusLine(p);
+      if (Date.now() - this.printedAt < this.quietMs || line === this.printed) return;
+      this.stream.write(`progress: ${line}\n`);
+      this.printed = line;
+      this.printedAt = Date.now();
+      return;
+    }
     this.pending = p;
     const wait = this.last + this.intervalMs - Date.now();
     if (wait <= 0) this.flush();
