@@ -89,6 +89,11 @@ export type OutputEvent =
 /** Feeds generated ids one at a time; returns events as soon as they are certain. */
 export interface OutputStreamParser {
   push(tokenId: number): OutputEvent[];
+  /**
+   * Several ids at once, where nobody sees the events before the end (a JSON response): the
+   * same message as pushing them one by one (eventsToMessage of the events), in one decode.
+   */
+  pushMany?(tokenIds: readonly number[]): OutputEvent[];
   /** Flush what is pending when generation ends (an unclosed tool call becomes text). */
   end(): OutputEvent[];
 }

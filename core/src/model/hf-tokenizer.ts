@@ -325,7 +325,7 @@ export class HfTokenizer implements Tokenizer {
    * incremental detokenizer (a prefix and a read offset): a character split across tokens, or
    * a leading space a decoder would strip, comes out once it is certain.
    */
-  streamDecoder(): { push(id: number): string; end(): string } {
+  streamDecoder(): { push(id: number): string; pushMany(ids: readonly number[]): string; end(): string } {
     const ids: number[] = [];
     let prefix = 0;
     let read = 0;
@@ -342,6 +342,8 @@ export class HfTokenizer implements Tokenizer {
     };
     return {
       push: (id) => { ids.push(id); return step(false); },
+      // The text of ids pushed one by one, decoded once (only the last step's text is kept back).
+      pushMany: (many) => { for (const id of many) ids.push(id); return step(false); },
       end: () => step(true),
     };
   }

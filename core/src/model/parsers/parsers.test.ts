@@ -128,3 +128,31 @@ it('never throws on random output, in any family', () => {
     }), { numRuns: 150 });
   }
 });
+
+it('gives the same message for ids pushed at once (a JSON response) as for ids pushed one by one (a stream), in any family', () => {
+  const cases: [HfTokenizer, TextParserFactory, string][] = [[qwen, hermesParser, 'qwen3'], [qwen, qwen3CoderParser, 'qwen3-coder'], [deepseek, deepseekParser, 'deepseek'], [gptoss, harmonyParser, 'gpt-oss']];
+  const message = (events: OutputEvent[]) => strip(eventsToMessage(events));
+  const written: Record<string, string[]> = {
+    'qwen3': ['<think>\nplan it\n</think>\n\nDone 你好 🙂.\n<tool_call>\n{"name": "write", "arguments": {"path": "a.txt"}}\n</tool_call>', '<tool_call>\n{bad\n</tool_call>'],
+    'qwen3-coder': ['Writing.\n<tool_call>\n<function=write>\n<parameter=path>\na b.ts\n</parameter>\n<parameter=lines>\n12\n</parameter>\n</function>\n</tool_call>'],
+    'deepseek': ['Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write\n```json\n{"path": "a.txt"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'],
+    'gpt-oss': ['<|channel|>analysis<|message|>Need a file.<|end|><|start|>assistant<|channel|>commentary to=functions.write <|constrain|>json<|message|>{"path": "a.txt"}<|call|>'],
+  };
+  let compared = 0;
+  for (const [tok, factory, name] of cases) {
+    const control = [...tok.control.values()].slice(0, 40);
+    const stop = [...tok.control.values()][0]!;
+    const check = (ids: number[], cut: number) => {
+      const one = idStreamParser(tok.streamDecoder(), factory({ tools }), new Set([stop]));
+      const byOne = [...ids.flatMap((id) => one.push(id)), ...one.end()];
+      const many = idStreamParser(tok.streamDecoder(), factory({ tools }), new Set([stop]));
+      const at = Math.min(cut, ids.length);
+      const byMany = [...many.pushMany!(ids.slice(0, at)), ...many.pushMany!(ids.slice(at)), ...many.end()];
+      expect(message(byMany)).toEqual(message(byOne));
+      compared++;
+    };
+    for (const text of written[name]!) { const ids = Array.from(tok.encodeMarkup(text)); check(ids, ids.length); check(ids, 7); }
+    fc.assert(fc.property(fc.array(fc.oneof(fc.constantFrom(...control, stop), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: tok.vocabSize - 1 })), { maxLength: 60 }), fc.nat(60), check), { numRuns: 200 });
+  }
+  expect(compared).toBeGreaterThan(800);
+});

@@ -18,10 +18,18 @@ export interface ParserOptions {
 
 export type TextParserFactory = (options: ParserOptions) => TextStreamParser;
 
-/** Drive a text parser from token ids through a streaming decoder. */
-export function idStreamParser(decoder: { push(id: number): string; end(): string }, parser: TextStreamParser, skip: ReadonlySet<number>): OutputStreamParser {
+/** A streaming decoder (see HfTokenizer.streamDecoder): complete text only, as ids arrive. */
+export interface StreamDecoder { push(id: number): string; pushMany?(ids: readonly number[]): string; end(): string }
+
+/**
+ * Drive a text parser from token ids through a streaming decoder. Text parsers read their
+ * input as a stream, so text fed in one piece gives the message that the same text fed in
+ * pieces gives (parsers.test.ts checks it per family): `pushMany` decodes and feeds at once.
+ */
+export function idStreamParser(decoder: StreamDecoder, parser: TextStreamParser, skip: ReadonlySet<number>): OutputStreamParser {
   return {
     push: (id) => (skip.has(id) ? [] : parser.feed(decoder.push(id))),
+    ...(decoder.pushMany ? { pushMany: (ids: readonly number[]) => parser.feed(decoder.pushMany!(skip.size ? ids.filter((id) => !skip.has(id)) : ids)) } : {}),
     end: () => [...parser.feed(decoder.end()), ...parser.end()],
   };
 }
