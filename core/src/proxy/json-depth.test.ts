@@ -42,8 +42,10 @@ describe('deeply nested requests', () => {
   afterAll(async () => { await p.close(); });
   const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
 
+  const opened = new Map<string, ReturnType<typeof p.proxy.openSession>>();
   async function post(id: string, path: string, body: string) {
-    const s = p.proxy.openSession(id);
+    const s = opened.get(id) ?? p.proxy.openSession(id);
+    opened.set(id, s);
     const res = await fetch(`${s.baseUrl}${path}`, { method: 'POST', headers: { 'x-api-key': s.apiKey, authorization: `Bearer ${s.apiKey}` }, body });
     return { status: res.status, body: await res.json() as { error: { message: string; type: string } } };
   }
@@ -66,6 +68,12 @@ describe('deeply nested requests', () => {
     const chat = await post('deep-args', '/v1/chat/completions', `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":${args}}}]},{"role":"tool","tool_call_id":"c1","content":"r"}]}`);
     expect(chat.status).toBe(400);
     expect(chat.body.error.message).toBe('the arguments of tool call "t" in message 1 nests 100000 levels deep; the limit is 128');
+    // A session's messages already checked are not read again; a message changed at the same place is.
+    const history = (args: string) => `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":${args}}}]},{"role":"tool","tool_call_id":"c1","content":"r"}]}`;
+    expect((await post('args-then', '/v1/chat/completions', history(JSON.stringify('{"a":1}')))).status).toBe(200);
+    const changed = await post('args-then', '/v1/chat/completions', history(args));
+    expect(changed.status).toBe(400);
+    expect(changed.body.error.message).toBe('the arguments of tool call "t" in message 1 nests 100000 levels deep; the limit is 128');
   });
 
   it('nesting under the limit is answered', async () => {

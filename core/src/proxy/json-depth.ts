@@ -1,4 +1,4 @@
-import type { CanonicalConversation } from '../contracts/messages';
+import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
 import { jsonNestingDepth } from '../util/json-depth';
 import { WireError } from './wire/types';
 
@@ -16,9 +16,12 @@ export function checkJsonDepth(text: string, where: string, limit = MAX_JSON_DEP
 /**
  * Refuse tool-call arguments that nest deeper than the limit: they arrive as JSON inside a
  * string (OpenAI formats), so the body's own check does not see their depth, and templates parse them.
+ * A message that is the very object at the same place in `checked` (the session's previous
+ * request, whose messages passed) is not read again.
  */
-export function checkArgumentsDepth(conversation: CanonicalConversation, limit = MAX_JSON_DEPTH): void {
+export function checkArgumentsDepth(conversation: CanonicalConversation, checked: readonly CanonicalMessage[] = [], limit = MAX_JSON_DEPTH): void {
   conversation.messages.forEach((m, i) => {
+    if (checked[i] === m) return;
     for (const p of m.parts) if (p.type === 'tool_call') checkJsonDepth(p.arguments, `the arguments of tool call "${p.name}" in message ${i}`, limit);
   });
 }

@@ -12,6 +12,8 @@ interface Entry {
   tools: string;
   /** The prompt's messages (OpenClaw context set aside). */
   messages: readonly CanonicalMessage[];
+  /** The messages as the request's adapter gave them, before {@link TitoLedger.share} replaced equal ones by kept ones. */
+  incoming: readonly CanonicalMessage[];
   /** The context message, when one was set aside. */
   context?: CanonicalMessage;
   /** The assistant reply we returned. */
@@ -73,7 +75,7 @@ export class TitoLedger {
 
   prepare(conversation: CanonicalConversation): PreparedPrompt {
     const { messages, context } = splitTrailingContext(conversation.messages);
-    this.share(messages);
+    const incoming = this.share(messages);
     if (context) settle(context);
     const tools = this.toolsKeyOf(conversation.tools);
     const parent = this.findParent(messages, tools);
@@ -115,7 +117,7 @@ export class TitoLedger {
       commit: (answer) => {
         settle(answer.reply);
         this.entries.push({
-          callIndex: answer.callIndex, tools, messages, context, reply: answer.reply,
+          callIndex: answer.callIndex, tools, messages, incoming, context, reply: answer.reply,
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
         });
         this.prime({ messages, reply: answer.reply, tools: conversation.tools });
@@ -149,16 +151,26 @@ export class TitoLedger {
    * session keeps each message once instead of once per call (a 50-call rollout held 50 copies
    * of its system prompt), comparisons with earlier calls find the same object, and the
    * template converts each message once. Equal values are the same message for every later use.
+   * A message the adapter gave at the latest call, at the same place, gets what it got then (a
+   * reply's echo is the adapter's object, not the reply: found again by position, not looked up).
+   * Returns the messages as they came.
    */
-  private share(messages: CanonicalMessage[]): void {
+  private share(messages: CanonicalMessage[]): readonly CanonicalMessage[] {
+    const incoming = messages.slice();
     const last = this.entries[this.entries.length - 1];
+    const known = last?.messages ?? [];
     if (last) {
-      const known = last.messages;
+      const before = last.incoming;
       const n = Math.min(messages.length, known.length);
-      for (let i = 0; i < n; i++) if (messages[i] !== known[i]) messages[i] = this.kept(messages[i]!, known[i]!);
+      for (let i = 0; i < n; i++) {
+        const m = messages[i]!;
+        if (m !== known[i]) messages[i] = m === before[i] ? known[i]! : this.kept(m, known[i]!);
+      }
       if (messages.length > n && n === known.length) messages[n] = this.kept(messages[n]!, last.reply);
     }
-    for (const m of messages) settle(m);
+    // What the ledger kept is settled already.
+    for (let i = 0; i < messages.length; i++) if (messages[i] !== known[i]) settle(messages[i]);
+    return incoming;
   }
 
   /**

@@ -2,7 +2,7 @@ import { isSettled } from '../util/settled';
 import { RequestJson, SharedMembers } from './request-json';
 import { anthropicMessages } from './wire/anthropic';
 import { openAiChat } from './wire/openai-chat';
-import { WireError } from './wire/types';
+import { ParseMemo, WireError } from './wire/types';
 
 const buf = (v: unknown, space?: number) => Buffer.from(JSON.stringify(v, null, space));
 
@@ -144,5 +144,50 @@ describe('the wire adapters convert what an earlier body held once', () => {
     // Back to a history without the reference (a branch): deferred again.
     const c = anthropicMessages.parse(r.parse(buf({ model: 'm', max_tokens: 9, messages: first, tools }), 'messages'));
     expect(c.conversation.tools.map((t) => t.name)).toEqual(['Bash']);
+  });
+
+  it('with the session\'s ParseMemo, each adapter gives what it gives without one, over random edits; reused places give the same objects', () => {
+    const rand = rng(11);
+    const tools = [{ type: 'function', function: { name: 'exec', description: 'x'.repeat(300), parameters: { type: 'object' } } }];
+    const aTools = [{ name: 'Bash', description: 'run', input_schema: { type: 'object' } }, { name: 'Notebook', description: 'n'.repeat(300), input_schema: { type: 'object' }, defer_loading: true }];
+    const chatTurn = (k: number) => [
+      { role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'exec', arguments: `{"command":"ls ${k}"}` } }] },
+      { role: 'tool', tool_call_id: `c${k}`, content: `file${k}.txt` },
+    ];
+    const aTurn = (k: number) => [
+      { role: 'assistant', content: [{ type: 'tool_use', id: `t${k}`, name: k % 5 === 3 ? 'ToolSearch' : 'Bash', input: { command: `ls ${k}` } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${k}`, content: k % 5 === 3 ? [{ type: 'tool_reference', tool_name: 'Notebook' }] : `file${k}.txt` }] },
+    ];
+    const cases = [
+      { adapter: openAiChat, body: (turns: number[]) => ({ model: 'm', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'go' }, ...turns.flatMap(chatTurn)], tools }) },
+      { adapter: anthropicMessages, body: (turns: number[]) => ({ model: 'm', max_tokens: 9, system: [{ type: 'text', text: 'sys' }], messages: [{ role: 'user', content: 'go' }, ...turns.flatMap(aTurn)], tools: aTools }) },
+    ];
+    let reusedPlaces = 0;
+    for (const { adapter, body: bodyOf } of cases) {
+      const r = new RequestJson(new SharedMembers());
+      const memo = new ParseMemo();
+      let turns: number[] = [];
+      let last: ReturnType<typeof adapter.parse> | undefined;
+      for (let n = 0; n < 150; n++) {
+        const edit = rand();
+        if (edit < 0.1 && turns.length > 2) turns = turns.slice(0, Math.floor(rand() * turns.length)); // a branch
+        else if (edit < 0.2 && turns.length) turns[Math.floor(rand() * turns.length)] = 100 + n; // a rewrite in the middle
+        else turns = [...turns, n];
+        const text = JSON.stringify(bodyOf(turns));
+        const got = adapter.parse(r.parse(Buffer.from(text), 'messages'), memo);
+        const want = adapter.parse(JSON.parse(text));
+        expect(got.conversation).toEqual(want.conversation);
+        expect(got.notes ?? []).toEqual(want.notes ?? []);
+        if (last) {
+          const n0 = Math.min(last.conversation.messages.length, got.conversation.messages.length);
+          for (let i = 0; i < n0 && JSON.stringify(last.conversation.messages[i]) === JSON.stringify(got.conversation.messages[i]); i++) {
+            expect(got.conversation.messages[i]).toBe(last.conversation.messages[i]);
+            reusedPlaces++;
+          }
+        }
+        last = got;
+      }
+    }
+    expect(reusedPlaces).toBeGreaterThan(1000);
   });
 });

@@ -229,8 +229,10 @@ export class ServingProxy {
       const route = req.method === 'POST' ? ROUTES[rest] : undefined;
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
       adapter = route;
-      const parsed = adapter.parse(await this.readJson(req, session, adapter));
-      checkArgumentsDepth(parsed.conversation);
+      const parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
+      checkArgumentsDepth(parsed.conversation, session.checked);
+      // A copy, before the ledger replaces messages by the equal ones it keeps.
+      session.checked = parsed.conversation.messages.slice();
       validateSampling(parsed, adapter.format);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
         throw new WireError(400, 'invalid_request', `the engine or proxy failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
@@ -324,7 +326,10 @@ export class ServingProxy {
     let handed = 0;
     let parserFailed = false;
     const parseTo = (n: number) => {
-      try { for (; handed < n; handed++) emit(parser.push(outputIds[handed]!)); } catch (err) { parserFailed = true; throw err; }
+      try {
+        if (!responder && parser.pushMany && n > handed) { emit(parser.pushMany(handed === 0 && n === outputIds.length ? outputIds : outputIds.slice(handed, n))); handed = n; }
+        for (; handed < n; handed++) emit(parser.push(outputIds[handed]!));
+      } catch (err) { parserFailed = true; throw err; }
     };
     try {
       const tokens = withTokenTimeouts(engine, {

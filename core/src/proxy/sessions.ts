@@ -2,10 +2,11 @@ import { ClawGymError, ErrorCodes } from '../errors';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ChatTemplate } from '../contracts/engine';
 import type { CallRequestInfo } from '../contracts/harness';
-import type { CanonicalConversation } from '../contracts/messages';
+import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
 import type { CallRole } from '../contracts/records';
 import { TitoLedger } from './ledger';
 import { RequestJson, SharedMembers } from './request-json';
+import { ParseMemo } from './wire/types';
 
 /** A rollout's session with the proxy: its own base URL path, secret key and TITO ledger. */
 export interface SessionState {
@@ -14,6 +15,10 @@ export interface SessionState {
   ledger: TitoLedger;
   /** Reads the session's request bodies, reusing what its previous body held. */
   json: RequestJson;
+  /** The wire adapter's conversions of the previous request's history (see ParseMemo). */
+  parsed: ParseMemo;
+  /** The previous request's messages, their tool-call arguments checked (see checkArgumentsDepth). */
+  checked: readonly CanonicalMessage[];
   nextCall: number;
   closed: boolean;
   /** Engine failures in a row; past the limit the session answers non-retryable errors. */
@@ -54,7 +59,7 @@ export class Sessions {
     if (!/^[\w.-]{1,128}$/.test(rolloutId)) throw new ClawGymError(ErrorCodes.ROLLOUT_ID_INVALID, `invalid rollout id "${rolloutId}": use letters, digits, ".", "-", "_"`);
     if (this.byId.has(rolloutId)) throw new ClawGymError(ErrorCodes.SESSION_EXISTS, `a session for rollout "${rolloutId}" already exists`, { hint: 'each rollout (and each retry of one) needs its own id' });
     const state: SessionState = {
-      rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template), json: new RequestJson(this.shared),
+      rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template), json: new RequestJson(this.shared), parsed: new ParseMemo(), checked: [],
       nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(),
     };
     this.byId.set(rolloutId, state);

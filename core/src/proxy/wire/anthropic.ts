@@ -1,7 +1,7 @@
 import type { OutputEvent } from '../../contracts/engine';
 import type { CanonicalMessage, MessagePart, ToolSpec } from '../../contracts/messages';
 import { settle } from '../../util/settled';
-import { Derived, isObject, need, optNumber, WireError, type ErrorKind, type FinalReply, type ResponseMeta, type SseSink, type WireAdapter } from './types';
+import { Derived, historyOf, isObject, need, optNumber, WireError, type ErrorKind, type ParseMemo, type FinalReply, type ResponseMeta, type SseSink, type WireAdapter } from './types';
 
 const ERROR_TYPES: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error', authentication: 'authentication_error', not_found: 'not_found_error',
@@ -38,9 +38,9 @@ function referencedIn(message: unknown): readonly string[] {
 }
 
 /** Names of the tools that `tool_reference` blocks load anywhere in the conversation. */
-function referencedTools(messages: unknown[]): Set<string> {
+function referencedTools(messages: unknown[], memo: ParseMemo | undefined): Set<string> {
   const names = new Set<string>();
-  for (const m of messages) for (const n of references.of(m, () => referencedIn(m))) names.add(n);
+  for (const list of historyOf(memo, 'anthropic.references', messages, (m) => references.of(m, () => referencedIn(m)))) for (const n of list) names.add(n);
   return names;
 }
 
@@ -75,11 +75,11 @@ function parseTools(raw: unknown, loaded: ReadonlySet<string>): { tools: ToolSpe
  */
 const references = new Derived<readonly string[]>();
 const messageOf = new Derived<CanonicalMessage>();
-const systemParts = new Derived<MessagePart[]>();
+const systemMessage = new Derived<CanonicalMessage>();
 const toolLists = new Derived<Map<string, { tools: ToolSpec[]; notes: string[] }>>();
 
-function offeredTools(raw: unknown, messages: unknown[]): { tools: ToolSpec[]; notes: string[] } {
-  const loaded = referencedTools(messages);
+function offeredTools(raw: unknown, messages: unknown[], memo: ParseMemo | undefined): { tools: ToolSpec[]; notes: string[] } {
+  const loaded = referencedTools(messages, memo);
   const byLoaded = toolLists.of(raw, () => new Map());
   const key = [...loaded].sort().join('\n');
   let hit = byLoaded.get(key);
@@ -127,22 +127,23 @@ export const anthropicMessages: WireAdapter = {
   format: 'anthropic-messages',
   historyKey: 'messages',
 
-  parse(body) {
+  parse(body, memo) {
     need(isObject(body), null, 'request body must be a JSON object');
     const b = body as Record<string, unknown>;
     need(Array.isArray(b.messages), null, 'messages: field required (an array)');
     const messages: CanonicalMessage[] = [];
     if (b.system !== undefined) {
       const system = b.system;
-      const parts = typeof system === 'string' ? [{ type: 'text' as const, text: system }] : systemParts.of(system, () => parseBlocks(system, 'system').filter((p) => p.type === 'text'));
-      if (parts.length) messages.push({ role: 'system', parts });
+      const message = typeof system === 'string' ? { role: 'system' as const, parts: [{ type: 'text' as const, text: system }] }
+        : systemMessage.of(system, () => ({ role: 'system', parts: parseBlocks(system, 'system').filter((p) => p.type === 'text') }));
+      if (message.parts.length) messages.push(message);
     }
-    (b.messages as unknown[]).forEach((m, i) => {
+    for (const m of historyOf(memo, 'anthropic.messages', b.messages as unknown[], (m, i) => {
       need(isObject(m) && ['user', 'assistant', 'system'].includes(String((m as { role?: unknown }).role)), null, `messages[${i}].role must be "user", "assistant" or "system"`);
       const msg = m as { role: 'user' | 'assistant' | 'system'; content: unknown };
-      messages.push(messageOf.of(m, () => ({ role: msg.role, parts: parseBlocks(msg.content, `messages[${i}]`) })));
-    });
-    const offered = offeredTools(b.tools, b.messages as unknown[]);
+      return messageOf.of(m, () => ({ role: msg.role, parts: parseBlocks(msg.content, `messages[${i}]`) }));
+    })) messages.push(m);
+    const offered = offeredTools(b.tools, b.messages as unknown[], memo);
     const tools = offered.tools;
     const notes = [...offered.notes];
     const schema = responseSchema(b);

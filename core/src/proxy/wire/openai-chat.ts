@@ -1,6 +1,6 @@
 import type { CanonicalMessage, MessagePart, ToolSpec } from '../../contracts/messages';
 import { settle } from '../../util/settled';
-import { Derived, isObject, need, optNumber, type ErrorKind, type WireAdapter } from './types';
+import { Derived, historyOf, isObject, need, optNumber, type ErrorKind, type WireAdapter } from './types';
 
 const ERROR_TYPES: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error', authentication: 'invalid_api_key', not_found: 'not_found_error',
@@ -67,11 +67,11 @@ export const openAiChat: WireAdapter = {
   format: 'openai-chat',
   historyKey: 'messages',
 
-  parse(body) {
+  parse(body, memo) {
     need(isObject(body), null, 'request body must be a JSON object');
     const b = body as Record<string, unknown>;
     need(Array.isArray(b.messages), null, "'messages' is a required property (an array)");
-    const messages: CanonicalMessage[] = (b.messages as unknown[]).map((m, i) => chatMessages.of(m, () => chatMessage(m, i)));
+    const messages = historyOf(memo, 'chat.messages', b.messages as unknown[], (m, i) => chatMessages.of(m, () => chatMessage(m, i)));
     const { tools, refused } = chatTools.of(b.tools, () => settle(parseTools(b.tools)));
     const format = isObject(b.response_format) && b.response_format.type === 'json_schema' && isObject(b.response_format.json_schema) ? b.response_format.json_schema : undefined;
     const schema = format && isObject(format.schema) ? format.schema : undefined;

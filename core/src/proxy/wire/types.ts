@@ -87,7 +87,8 @@ export interface WireAdapter {
   readonly format: WireFormat;
   /** The request member holding the conversation (`messages`, `input`): read element by element, reusing the elements an earlier body had. */
   readonly historyKey: string;
-  parse(body: unknown): ParsedRequest;
+  /** `memo`: the session's, so that what its previous request held is not converted again (see {@link ParseMemo}). */
+  parse(body: unknown, memo?: ParseMemo): ParsedRequest;
   stream(sink: SseSink, meta: ResponseMeta): StreamResponder;
   json(final: FinalReply, meta: ResponseMeta): unknown;
   errorBody(kind: ErrorKind, message: string): unknown;
@@ -117,3 +118,28 @@ export class Derived<V> {
     return v;
   }
 }
+
+/**
+ * A session's conversions of its previous request's history, reused by position: the session's
+ * body reader gives back the very value its previous body held at a place (request-json.ts), and
+ * such an element gets what it got then, found by comparing two references instead of reading
+ * the element (at every call, a whole conversation of values last touched a call ago, and out
+ * of the cache). {@link Derived} still finds values the session held elsewhere.
+ */
+export class ParseMemo {
+  private readonly lists = new Map<string, { raw: readonly unknown[]; out: readonly unknown[] }>();
+
+  /** `raw` converted element by element, reusing the last conversion of the list named `name`. */
+  map<V>(name: string, raw: readonly unknown[], convert: (value: unknown, index: number) => V): V[] {
+    const last = this.lists.get(name);
+    const out = new Array<V>(raw.length);
+    for (let i = 0; i < raw.length; i++) out[i] = last !== undefined && raw[i] === last.raw[i] ? last.out[i] as V : convert(raw[i], i);
+    // A copy: callers may replace elements of what they get (the TITO ledger does).
+    this.lists.set(name, { raw, out: out.slice() });
+    return out;
+  }
+}
+
+/** `raw` converted element by element, through the session's memo when there is one. */
+export const historyOf = <V>(memo: ParseMemo | undefined, name: string, raw: readonly unknown[], convert: (value: unknown, index: number) => V): V[] =>
+  (memo ? memo.map(name, raw, convert) : raw.map(convert));
