@@ -185,9 +185,12 @@ export class RequestJson {
     const old = prev?.history;
     let kept = 0;
     if (old && old.ends.length) {
-      // Equal leading bytes through element k imply them through every element before it: binary search.
+      // Equal leading bytes through element k imply them through every element before it: binary
+      // search, after one comparison of them all (a harness that only appended, the usual case,
+      // costs one pass over the history instead of log2(its length) passes).
       let lo = 0;
       let hi = old.ends.length;
+      if (holds(b, start, prev!.bytes, old.start, old.start + old.ends[hi - 1]!)) lo = hi;
       while (lo < hi) {
         const mid = (lo + hi + 1) >> 1;
         if (holds(b, start, prev!.bytes, old.start, old.start + old.ends[mid - 1]!)) lo = mid;
