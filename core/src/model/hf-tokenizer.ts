@@ -199,7 +199,11 @@ export class HfTokenizer implements Tokenizer {
   /** Control token text → id. */
   readonly control: ReadonlyMap<string, number>;
   private readonly controlById = new Map<number, string>();
-  private readonly controlRe?: RegExp;
+  /**
+   * The control tokens as one pattern (longest first), for splitting text the template wrote;
+   * undefined without control tokens. Global: read it with `matchAll`, which copies it.
+   */
+  readonly controlPattern?: RegExp;
   private readonly full: HfLibTokenizer;
   private readonly plain: HfLibTokenizer;
 
@@ -227,7 +231,7 @@ export class HfTokenizer implements Tokenizer {
       if (this.fastDecode(ids) !== this.full.decode(ids, DECODE_OPTIONS)) this.fastDecode = undefined;
     }
     // Literal alternatives, matched by code unit (no `u` flag: faster, and a token never starts inside a character).
-    if (control.size) this.controlRe = new RegExp([...control.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'g');
+    if (control.size) this.controlPattern = new RegExp([...control.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'g');
     const modelVocab = Object.keys(((tokenizerJson.model as { vocab?: object })?.vocab) ?? {}).length;
     this.vocabSize = Math.max(modelVocab, ...added.map((t) => t.id + 1));
   }
@@ -274,10 +278,10 @@ export class HfTokenizer implements Tokenizer {
 
   /** Encode text the template wrote: control tokens become their ids, the rest as {@link encode}. */
   encodeMarkup(text: string): TokenIds {
-    if (!this.controlRe) return this.encode(text);
+    if (!this.controlPattern) return this.encode(text);
     const out = new IdChunks();
     let last = 0;
-    for (const m of text.matchAll(this.controlRe)) {
+    for (const m of text.matchAll(this.controlPattern)) {
       if (m.index > last) out.add(this.encode(text.slice(last, m.index)));
       out.push(this.control.get(m[0])!);
       last = m.index + m[0].length;

@@ -81,10 +81,7 @@ export class JinjaChatTemplate implements ChatTemplate {
     this.name = `jinja:${this.family.name}`;
     this.stopIds = [...new Set(o.stopIds)];
     this.lookAlike = lookAlikeRegex(o.tokenizer.control.keys());
-    const control = [...o.tokenizer.control.keys()].sort((a, b) => b.length - a.length);
-    // Literal alternatives only: matched by UTF-16 code unit, without the `u` flag (several
-    // times faster here; a token never starts inside a character, so nothing else differs).
-    if (control.length) this.splitRe = new RegExp(control.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+    this.splitRe = o.tokenizer.controlPattern;
     this.stopTexts = this.stopIds.map((id) => o.tokenizer.decode([id])).filter(Boolean);
     this.skipIds = new Set(this.stopIds);
   }

@@ -231,8 +231,7 @@ export class ServingProxy {
       adapter = route;
       const parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
       checkArgumentsDepth(parsed.conversation, session.checked);
-      // A copy, before the ledger replaces messages by the equal ones it keeps.
-      session.checked = parsed.conversation.messages.slice();
+      session.checked = parsed.conversation.messages;
       validateSampling(parsed, adapter.format);
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
         throw new WireError(400, 'invalid_request', `the engine or proxy failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
@@ -327,7 +326,7 @@ export class ServingProxy {
     let parserFailed = false;
     const parseTo = (n: number) => {
       try {
-        if (!responder && parser.pushMany && n > handed) { emit(parser.pushMany(handed === 0 && n === outputIds.length ? outputIds : outputIds.slice(handed, n))); handed = n; }
+        if (!responder && parser.pushMany && n > handed) { emit(parser.pushMany(outputIds.slice(handed, n))); handed = n; }
         for (; handed < n; handed++) emit(parser.push(outputIds[handed]!));
       } catch (err) { parserFailed = true; throw err; }
     };

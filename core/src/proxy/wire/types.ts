@@ -134,7 +134,7 @@ export class ParseMemo {
     const last = this.lists.get(name);
     const out = new Array<V>(raw.length);
     for (let i = 0; i < raw.length; i++) out[i] = last !== undefined && raw[i] === last.raw[i] ? last.out[i] as V : convert(raw[i], i);
-    // A copy: callers may replace elements of what they get (the TITO ledger does).
+    // A copy: what it returns is the caller's array (a conversation's `messages`), the memo's stays as it was made.
     this.lists.set(name, { raw, out: out.slice() });
     return out;
   }
