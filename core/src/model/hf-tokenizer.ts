@@ -252,17 +252,26 @@ export class HfTokenizer implements Tokenizer {
   }
 
   private encodePart(p: PieceCache, part: string): Int32Array {
-    const out: number[] = [];
-    for (const piece of firstPieces(p, part)) {
+    const pieces = firstPieces(p, part);
+    // Most pieces are one id: sized for that, grown when they are not, cut to size at the end
+    // (no array of numbers copied into a typed one afterwards).
+    let out = new Int32Array(pieces.length + 8);
+    let n = 0;
+    for (const piece of pieces) {
       let ids = p.cache.get(piece);
       if (!ids) {
         const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
         ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
         if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
       }
-      for (const id of ids) out.push(id);
+      if (n + ids.length > out.length) {
+        const grown = new Int32Array(Math.max(out.length * 2, n + ids.length));
+        grown.set(out.subarray(0, n));
+        out = grown;
+      }
+      for (let i = 0; i < ids.length; i++) out[n++] = ids[i]!;
     }
-    return Int32Array.from(out);
+    return n === out.length ? out : out.slice(0, n);
   }
 
   /**

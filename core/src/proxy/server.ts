@@ -79,6 +79,29 @@ function pathOf(target: string): string {
   return PLAIN_PATH.test(target) ? target : new URL(target, 'http://proxy').pathname;
 }
 
+/**
+ * A call's abort: a flag, and an AbortSignal made only when an engine asks for one (most calls
+ * never abort). A signal made after the abort is made aborted.
+ */
+class LazyAbort {
+  aborted = false;
+  private controller?: AbortController;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.controller?.abort();
+  }
+}
+
 /** How long an oversized body is read (and dropped) so that the client, still sending it, can read the 413. */
 const DRAIN_MS = 10_000;
 
@@ -110,7 +133,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) { refused = true; chunks.length = 0; refuseAfterDrain(req, new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`), reject); return; }
       chunks.push(c);
     });
-    req.on('end', () => { if (!refused) resolve(Buffer.concat(chunks)); });
+    // A body that came in one chunk is that chunk (no copy of tens of kilobytes per call).
+    req.on('end', () => { if (!refused) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)); });
     req.on('error', reject);
   });
 }
@@ -289,7 +313,7 @@ export class ServingProxy {
       model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,
       ...(parsed.omitThinking ? { omitThinking: true } : {}),
     };
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     res.on('close', () => { if (!res.writableFinished) abort.abort(); });
 
     let sink: SseSink | undefined;
@@ -307,7 +331,7 @@ export class ServingProxy {
 
     const temperature = parsed.temperature ?? this.o.temperature;
     const topP = parsed.topP ?? this.o.topP;
-    const stopIds = new Set([...engine.chatTemplate.stopIds]);
+    const stopIds = this.stopIdsOf(engine.chatTemplate);
     const parser = engine.chatTemplate.streamParser(parsed.conversation.tools);
     const events: OutputEvent[] = [];
     const outputIds: number[] = [];
@@ -332,7 +356,7 @@ export class ServingProxy {
     };
     try {
       const tokens = withTokenTimeouts(engine, {
-        promptIds: prepared.promptIds, sessionId: session.rolloutId, signal: abort.signal,
+        promptIds: prepared.promptIds, sessionId: session.rolloutId, get signal() { return abort.signal; },
         sampling: { maxTokens, temperature, topP },
       }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort());
       for await (const t of tokens) {
@@ -341,7 +365,7 @@ export class ServingProxy {
         logprobs.push(t.logprob);
         if (stopIds.has(t.tokenId)) { stoppedOnToken = true; break; }
         if (responder) parseTo(outputIds.length);
-        if (outputIds.length >= maxTokens || abort.signal.aborted) break;
+        if (outputIds.length >= maxTokens || abort.aborted) break;
       }
       parseTo(generated());
       emit(parser.end());
@@ -351,7 +375,7 @@ export class ServingProxy {
       if (!parserFailed) { try { parseTo(generated()); } catch { /* the failure stands */ } }
     }
 
-    const clientGone = abort.signal.aborted && failure === undefined;
+    const clientGone = abort.aborted && failure === undefined;
     const reply = eventsToMessage(events);
     const finishReason: FinishReason = failure ? 'error' : clientGone ? 'aborted'
       : reply.parts.some((p) => p.type === 'tool_call') ? 'tool_calls' : stoppedOnToken ? 'stop' : outputIds.length >= maxTokens ? 'length' : 'stop';
@@ -393,6 +417,14 @@ export class ServingProxy {
     const final = { message: reply, finishReason, promptTokens: prepared.promptIds.length, outputTokens: outputIds.length };
     if (responder) { responder.end(final); res.end(); }
     else this.sendJson(res, 200, adapter.json(final, meta));
+  }
+
+  private stopSet?: { template: Engine['chatTemplate']; ids: ReadonlySet<number> };
+
+  /** The template's stop ids as a set, made once per template. */
+  private stopIdsOf(template: Engine['chatTemplate']): ReadonlySet<number> {
+    if (this.stopSet?.template !== template) this.stopSet = { template, ids: new Set(template.stopIds) };
+    return this.stopSet.ids;
   }
 
   private models(req: IncomingMessage): unknown {
