@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { startScriptedProxy } from '../testing';
-import type { ScriptContext, ScriptedTurn } from '../engine/scripted';
+import { ScriptedEngine, type ScriptContext, type ScriptedTurn } from '../engine/scripted';
+import type { Engine, GenerateRequest } from '../contracts/engine';
 
 /** Per-session behaviour, chosen by the rollout id's prefix. */
 function script({ sessionId }: ScriptContext): ScriptedTurn {
@@ -87,6 +88,38 @@ describe('proxy faults', () => {
     expect(rec[0]!.finishReason).toBe('aborted');
     expect(rec[0]!.outputIds.length).toBeLessThan(200);
     await healthyCalls('after-disconnect', 1);
+  });
+
+  it('an engine that reads the abort signal only after the client left gets it aborted, and is stopped', async () => {
+    // The proxy makes the AbortSignal when an engine first reads it: one read after the abort
+    // must still see it aborted, or a slow engine would generate on for a client that is gone.
+    const inner = new ScriptedEngine(() => ({ text: 'x' }));
+    const seen: { abortedAtRead?: boolean; tokens: number } = { tokens: 0 };
+    const engine: Engine = {
+      name: 'late-reader', tokenizer: inner.tokenizer, chatTemplate: inner.chatTemplate, policyVersion: () => 0,
+      async *generate(r: GenerateRequest) {
+        await new Promise((res) => setTimeout(res, 300));
+        const signal = r.signal!;
+        seen.abortedAtRead = signal.aborted;
+        while (!signal.aborted && seen.tokens < 1000) { seen.tokens++; yield { tokenId: 120, logprob: -1 }; await new Promise((res) => setTimeout(res, 5)); }
+      },
+    };
+    const q = await startScriptedProxy(script, { engine });
+    try {
+      const s = q.proxy.openSession('late-1');
+      await new Promise<void>((resolve) => {
+        const req = request(`${q.url}/s/late-1/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' } }, () => {});
+        req.on('error', () => resolve());
+        req.end(body(false));
+        setTimeout(() => { req.destroy(); resolve(); }, 100);
+      });
+      for (let i = 0; i < 100 && (await q.store.read('late-1')).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(seen.abortedAtRead).toBe(true);
+      expect(seen.tokens).toBe(0);
+      expect((await q.store.read('late-1'))[0]!.finishReason).toBe('aborted');
+    } finally {
+      await q.close();
+    }
   });
 
   it('malformed JSON and an oversized body get 400 and 413 in the wire format', async () => {
