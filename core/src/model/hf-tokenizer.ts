@@ -252,26 +252,18 @@ export class HfTokenizer implements Tokenizer {
   }
 
   private encodePart(p: PieceCache, part: string): Int32Array {
-    const pieces = firstPieces(p, part);
-    // Most pieces are one id: sized for that, grown when they are not, cut to size at the end
-    // (no array of numbers copied into a typed one afterwards).
-    let out = new Int32Array(pieces.length + 8);
-    let n = 0;
-    for (const piece of pieces) {
+    // The pieces' remembered ids, joined once into a typed array of the final size.
+    const out = new IdChunks();
+    for (const piece of firstPieces(p, part)) {
       let ids = p.cache.get(piece);
       if (!ids) {
         const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
         ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
         if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
       }
-      if (n + ids.length > out.length) {
-        const grown = new Int32Array(Math.max(out.length * 2, n + ids.length));
-        grown.set(out.subarray(0, n));
-        out = grown;
-      }
-      for (let i = 0; i < ids.length; i++) out[n++] = ids[i]!;
+      out.add(ids);
     }
-    return n === out.length ? out : out.slice(0, n);
+    return out.toIds();
   }
 
   /**
