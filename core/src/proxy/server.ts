@@ -146,6 +146,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  */
 export class ServingProxy {
   readonly sessions: Sessions;
+  /** The engine's template's stop ids (the engine, like the sessions' template, is the one given). */
+  private readonly stopIds: ReadonlySet<number>;
   private server?: Server;
   private unixServers: Server[] = [];
   private baseUrl = '';
@@ -159,6 +161,7 @@ export class ServingProxy {
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     } as typeof this.o;
     this.sessions = new Sessions(options.engine.chatTemplate);
+    this.stopIds = new Set(options.engine.chatTemplate.stopIds);
   }
 
   /** Start listening; resolves to the root URL (e.g. `http://127.0.0.1:40123`). */
@@ -331,7 +334,6 @@ export class ServingProxy {
 
     const temperature = parsed.temperature ?? this.o.temperature;
     const topP = parsed.topP ?? this.o.topP;
-    const stopIds = this.stopIdsOf(engine.chatTemplate);
     const parser = engine.chatTemplate.streamParser(parsed.conversation.tools);
     const events: OutputEvent[] = [];
     const outputIds: number[] = [];
@@ -363,7 +365,7 @@ export class ServingProxy {
         firstTokenAt ??= Date.now();
         outputIds.push(t.tokenId);
         logprobs.push(t.logprob);
-        if (stopIds.has(t.tokenId)) { stoppedOnToken = true; break; }
+        if (this.stopIds.has(t.tokenId)) { stoppedOnToken = true; break; }
         if (responder) parseTo(outputIds.length);
         if (outputIds.length >= maxTokens || abort.aborted) break;
       }
@@ -417,14 +419,6 @@ export class ServingProxy {
     const final = { message: reply, finishReason, promptTokens: prepared.promptIds.length, outputTokens: outputIds.length };
     if (responder) { responder.end(final); res.end(); }
     else this.sendJson(res, 200, adapter.json(final, meta));
-  }
-
-  private stopSet?: { template: Engine['chatTemplate']; ids: ReadonlySet<number> };
-
-  /** The template's stop ids as a set, made once per template. */
-  private stopIdsOf(template: Engine['chatTemplate']): ReadonlySet<number> {
-    if (this.stopSet?.template !== template) this.stopSet = { template, ids: new Set(template.stopIds) };
-    return this.stopSet.ids;
   }
 
   private models(req: IncomingMessage): unknown {
