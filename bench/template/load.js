@@ -2,7 +2,8 @@
 // The load of bench:template's round trips, shared with compare.js: harness-shaped sessions
 // (OpenClaw's recorded system prompt and tools, a growing tool loop) called in an open loop.
 const http = require('node:http');
-const { readFileSync } = require('node:fs');
+const { mkdtempSync, readFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..', '..');
@@ -67,6 +68,23 @@ async function grow(calls, turns) {
   for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
 }
 
+/**
+ * A started proxy of `lib` (a build of core: core/dist, or a copy for compare.js) with a null
+ * engine that answers every call with one tool call in the template's format, at once.
+ */
+async function nullEngineProxy(lib, { tokenizer, chatTemplate }) {
+  const reply = chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
+  const engine = { name: 'null', tokenizer, chatTemplate, policyVersion: () => 0, async *generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; } };
+  const proxy = new lib.ServingProxy({ engine, store: new lib.CallStore(join(mkdtempSync(join(tmpdir(), 'bench-template-')), 'calls')), runId: 'bench' });
+  await proxy.start();
+  return proxy;
+}
+
+/** The bytes the proxy answers a call with, captured once from a session of its own: what the bare server sends. */
+function answerBytes(proxy) {
+  const s = proxy.openSession('capture');
+  return post(`${s.baseUrl}/v1/chat/completions`, s.apiKey, JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'x' }], tools: HARNESS_TOOLS }));
+}
 
 /** The bare node:http server: reads each request (and parses its JSON) and answers `sample`'s bytes. */
 async function bareServer(sample) {
@@ -85,4 +103,4 @@ async function bareServer(sample) {
   return { server: bare, url: `http://127.0.0.1:${bare.address().port}` };
 }
 
-module.exports = { bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
+module.exports = { nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
