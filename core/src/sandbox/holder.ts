@@ -47,7 +47,10 @@ bind(S, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) or die "clawgym holder: bind:
 listen(S, 511) or die "clawgym holder: listen: $!\n";
 my (%cmd, %own, %recent);
 my $in = '';
-sub put { my $l = shift; my $o = 0; while ($o < length $l) { my $w = syswrite(STDOUT, $l, length($l) - $o, $o); exit 0 unless defined $w; $o += $w } }
+# A SIGCHLD while the write waits on a full channel fails it with EINTR (4; perl installs its
+# handlers without SA_RESTART): write again. Any other failure means the runner is gone.
+sub put { my $l = shift; my $o = 0; while ($o < length $l) { my $w = syswrite(STDOUT, $l, length($l) - $o, $o);
+  if (!defined $w) { next if $! == 4; exit 0 } $o += $w } }
 sub pump { my ($from, $to) = @_; my $b;
   while (1) { my $n = sysread($from, $b, 65536); last if !$n; my $o = 0;
     while ($o < $n) { my $w = syswrite($to, $b, $n - $o, $o); return unless defined $w; $o += $w } }

@@ -284,6 +284,20 @@ function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
       const again = await sb.exec(['echo', 'still here']);
       expect(again.stdout).toBe('still here\n');
     });
+
+    it('a command that exits while the runner is too busy to read its output still reports its exit and all its output', async () => {
+      const sb = await create();
+      // The runner stops reading for 2 s (as a loaded machine does): the holder's relay of the
+      // output blocks on a full channel. A process the command left exits at 0.4 s and the
+      // command at 0.7 s; each exit is a SIGCHLD for the holder while it waits to write.
+      const done = sb.exec(['sh', '-c', 'touch started; sleep 0.2; head -c 100000 /dev/zero | tr "\\0" a; (sleep 0.2 >/dev/null 2>&1 &); sleep 0.5']);
+      expect(await waitFor(() => existsSync(join(sb.workspaceHostPath, 'started')))).toBe(true);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
+      const r = await done;
+      expect({ exitCode: r.exitCode, signal: r.signal, length: r.stdout.length, stderr: r.stderr }).toEqual({ exitCode: 0, signal: null, length: 100_000, stderr: '' });
+      expect(/^a*$/.test(r.stdout)).toBe(true);
+      expect(await sb.exec(['echo', 'still here'])).toMatchObject({ exitCode: 0, stdout: 'still here\n' });
+    }, 15_000);
   }
 
   describe('network', () => {
