@@ -33,6 +33,13 @@ describe('CallStore', () => {
       rec(0, [1, 2, 3, 151645, 0], { kind: 'fork', reason: 'first call of the session' }),
       rec(1, [1, 2, 3, 151645, 0, 9, 9, 40, 5], { kind: 'reuse', parentCall: 0, reusedTokens: 7 }),
       rec(2, [1, 2, 3, 151645, 0, 9, 9, 40, 5], { kind: 'retry', of: 1 }, [7]),
+      rec(3, [4, 151643], { kind: 'fork', reason: 'naïve 日本語 🙂 "quoted"\n' }),
+      // Near the limit of a line written at once: ids that fill it, and a head of 3-byte
+      // characters that fits (63 kB) and one that does not (66 kB, cut short by the write).
+      rec(4, Array.from({ length: 5000 }, (_, i) => i * 37), { kind: 'fork', reason: 'many ids' }),
+      rec(5, Array.from({ length: 5400 }, (_, i) => 100000 + i), { kind: 'fork', reason: 'more ids' }),
+      rec(6, [1, 2, 3], { kind: 'fork', reason: '日'.repeat(21000) }),
+      rec(7, [1, 2, 3], { kind: 'fork', reason: '日'.repeat(22000) }),
     ];
     const pieces = new CallStore(tmp('calls-pieces-'));
     await Promise.all(records.map((r) => pieces.append(r))); // the file is still opening: queued, written in pieces
