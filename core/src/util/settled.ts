@@ -15,15 +15,21 @@ const SETTLED = Symbol('settled');
 /** Values that were already frozen by someone else when settled (no property can be added to them). */
 const frozenBefore = new WeakSet<object>();
 
+/** The mark's descriptor, one for all (non-enumerable, read-only, not configurable). */
+const MARK: PropertyDescriptor = Object.freeze({ value: true });
+
+function freeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || isSettled(v)) return;
+  // No array of the values made per object (most of what is settled is small and new).
+  if (Array.isArray(v)) for (let i = 0; i < v.length; i++) freeze(v[i]);
+  else for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) freeze((v as Record<string, unknown>)[k]);
+  if (Object.isExtensible(v)) Object.defineProperty(v, SETTLED, MARK);
+  else frozenBefore.add(v);
+  Object.freeze(v);
+}
+
 /** Freeze `value` and everything in it (plain data), and mark each of them settled; returns it. */
 export function settle<T>(value: T): T {
-  const freeze = (v: unknown): void => {
-    if (typeof v !== 'object' || v === null || isSettled(v)) return;
-    for (const x of Object.values(v)) freeze(x);
-    if (Object.isExtensible(v)) Object.defineProperty(v, SETTLED, { value: true });
-    else frozenBefore.add(v);
-    Object.freeze(v);
-  };
   freeze(value);
   return value;
 }
