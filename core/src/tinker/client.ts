@@ -1,5 +1,5 @@
 import type { AdamParams, Datum, DatumLoss, DatumLossConfig, DatumPassResult, DatumTrainer } from '../contracts/datum';
-import { ClawGymError } from '../errors';
+import { ClawGymError, ErrorCodes } from '../errors';
 import type { TinkerHttp } from './http';
 import { encodeAdam, encodeDatum, encodeLossConfig, type WireFuture, type WirePassOutput } from './wire';
 
@@ -60,8 +60,8 @@ export class TinkerModel implements DatumTrainer {
       const out = await this.op<{ path: string | null }>('/api/v1/save_weights_for_sampler', { path: name }, false);
       return out.path ?? `tinker://${this.modelId}/${name}`;
     } catch (e) {
-      // A retried save whose first try went through: the checkpoint is there under our name.
-      if (alreadyExists(e)) return `tinker://${this.modelId}/${name}`;
+      // A retried save whose first try went through: the checkpoint is ours, done or still being written.
+      if (alreadyExists(e)) { await this.completed('sampler', name); return `tinker://${this.modelId}/${name}`; }
       throw e;
     }
   }
@@ -71,8 +71,28 @@ export class TinkerModel implements DatumTrainer {
     try {
       return (await this.op<{ path: string }>('/api/v1/save_weights', { path: name }, false)).path;
     } catch (e) {
-      if (alreadyExists(e)) return `tinker://${this.modelId}/weights/${name}`;
+      if (alreadyExists(e)) { await this.completed('training', name); return `tinker://${this.modelId}/weights/${name}`; }
       throw e;
+    }
+  }
+
+  /**
+   * Wait until the service lists checkpoint `name` as completed. The 409 of a retried save comes
+   * as soon as the first try was accepted, while it may still be writing (SkyRL answers it for a
+   * pending checkpoint too), so the path is not usable until the listing has it.
+   */
+  private async completed(type: 'training' | 'sampler', name: string): Promise<void> {
+    const { futureTimeoutMs } = this.http.retry;
+    const deadline = Date.now() + futureTimeoutMs;
+    for (let wait = 100; ; wait = Math.min(2000, wait * 2)) {
+      const { checkpoints } = await this.http.get<{ checkpoints: { checkpoint_id: string; checkpoint_type: string }[] }>(`/api/v1/training_runs/${encodeURIComponent(this.modelId)}/checkpoints`);
+      if (checkpoints.some((c) => c.checkpoint_id === name && c.checkpoint_type === type)) return;
+      if (Date.now() >= deadline) {
+        throw new ClawGymError(ErrorCodes.TRAINER_SERVICE, `Tinker service at ${this.http.baseUrl}: checkpoint '${name}' of model ${this.modelId} was asked for but is not listed as completed after ${Math.round(futureTimeoutMs / 1000)} s`, {
+          hint: 'Its save failed or hangs on the service: its log has the details. Rerun with `clawgym run --resume`.',
+        });
+      }
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 

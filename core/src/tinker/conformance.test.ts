@@ -55,6 +55,8 @@ const requests: Record<string, z.ZodType> = {
     base_model: z.string().nullish(), model_path: z.string().nullish(), sampling_session_id: z.string().nullish(), seq_id: seq, prompt_logprobs: z.boolean().nullish(), topk_prompt_logprobs: int.min(0).optional(), type: z.literal('sample').optional(),
   }).refine((x) => (x.base_model == null) !== (x.model_path == null), 'exactly one of base_model or model_path'),
   '/api/v1/retrieve_future': z.strictObject({ request_id: z.string() }),
+  // list_checkpoints: a GET without a body.
+  'GET /api/v1/training_runs/model_1234abcd/checkpoints': z.strictObject({}),
 };
 
 type Exchange = { route: string; answer: (body: any) => { status?: number; body: unknown } };
@@ -73,7 +75,7 @@ async function replay(transcript: Exchange[]) {
       const route = req.url ?? '';
       seen.push({ route, body });
       const next = transcript[at++];
-      const schema = requests[route];
+      const schema = requests[req.method === 'GET' ? `GET ${route}` : route];
       const parsed = schema?.safeParse(body);
       let out: { status?: number; body: unknown };
       if (!next || next.route !== route) out = { status: 599, body: { detail: `transcript expected ${next?.route ?? 'nothing'}, got ${route}` } };
@@ -165,6 +167,26 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       expect(published).toEqual({ path: 'tinker://model_1234abcd/step-1', version: 1, kind: 'lora' });
       expect(JSON.parse(readFileSync(join(dir, 'tinker.json'), 'utf8'))).toMatchObject({ modelId: 'model_1234abcd', statePath: 'tinker://model_1234abcd/weights/state-1', optimizerSteps: 1 });
       expect(trainer.policyVersion()).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('training: a save retried after a lost answer gets SkyRL\'s 409 for its pending checkpoint, and is used once list_checkpoints has it as completed', async () => {
+    const listing = (done: boolean) => () => ({ body: { checkpoints: done ? [{ checkpoint_id: 'step-0', checkpoint_type: 'sampler', time: '2026-12-04T19:20:00Z', tinker_path: 'tinker://model_1234abcd/sampler_weights/step-0' }] : [] } });
+    const server = await replay([
+      ...createModel,
+      // The first try's answer is lost (a proxy's 502); the retry finds the row create_checkpoint made.
+      { route: '/api/v1/save_weights_for_sampler', answer: () => ({ status: 502, body: { detail: 'Bad Gateway' } }) },
+      { route: '/api/v1/save_weights_for_sampler', answer: () => ({ status: 409, body: { detail: "Checkpoint 'step-0' already exists for model 'model_1234abcd'" } }) },
+      // list_checkpoints answers only COMPLETED rows: pending at first, then done.
+      { route: '/api/v1/training_runs/model_1234abcd/checkpoints', answer: listing(false) },
+      { route: '/api/v1/training_runs/model_1234abcd/checkpoints', answer: listing(true) },
+    ]);
+    try {
+      const trainer = await TinkerTrainer.create(TinkerTrainerOptions.parse({ baseUrl: server.url, baseModel: 'Qwen/Qwen3-8B', retry }), 1);
+      await expect(trainer.publishWeights()).resolves.toEqual({ path: 'tinker://model_1234abcd/step-0', version: 0, kind: 'lora' });
+      expect(server.done()).toBe(true);
     } finally {
       await server.close();
     }

@@ -104,6 +104,8 @@ export class TinkerHttp {
 
   post<T>(route: string, body: unknown): Promise<T> { return this.call<T>('POST', route, body); }
 
+  get<T>(route: string): Promise<T> { return this.call<T>('GET', route); }
+
   /**
    * The result of a future: `retrieve_future` until it is done. A 408 means "not yet" (the server
    * waited its limit), and polling goes on until `futureTimeoutMs`; a 400 is the operation's own

@@ -41,8 +41,10 @@ const ID = /^[a-zA-Z0-9_-]+$/;
  * set of weights): `create_model` starts a new one from the base weights and retires the last.
  * Requests run one after another in arrival order. A request carrying a `seq_id` the model has
  * seen answers the first one's future (a retried request is never applied twice); a different
- * request under a seen `seq_id` is a 409, as in SkyRL's `create_future`. Checkpoints live on disk,
- * so a restarted server can load them into a new model.
+ * request under a seen `seq_id` is a 409, as in SkyRL's `create_future`. A save under a name the
+ * model has is a 409 from the moment it was asked for, done or not (SkyRL's pending CheckpointDB
+ * row); `GET /api/v1/training_runs/<model_id>/checkpoints` lists the completed ones. Checkpoints
+ * live on disk, so a restarted server can load them into a new model.
  */
 export class TinkerServer {
   private server?: Server;
@@ -51,7 +53,8 @@ export class TinkerServer {
   private readonly bySeq = new Map<string, { id: string; body: string }>();
   private readonly sessions = new Set<string>();
   private model?: { id: string; requests: number };
-  private readonly checkpoints = new Set<string>();
+  /** Every checkpoint asked for, by `<model_id>/<kind>/<name>`: pending until its save is done, as SkyRL's CheckpointDB rows. */
+  private readonly checkpoints = new Map<string, { model: string; name: string; type: 'training' | 'sampler'; status: 'pending' | 'completed' | 'failed'; time?: string }>();
   private latestSampler?: { path: string; version: number };
   private queue: Promise<unknown> = Promise.resolve();
   private readonly base: string;
@@ -100,6 +103,8 @@ export class TinkerServer {
   private async route(method: string, route: string, b: Record<string, any>): Promise<unknown> {
     if (method === 'GET' && route === '/api/v1/healthz') return { status: 'ok' };
     if (method === 'GET' && route === '/api/v1/get_server_capabilities') return { supported_models: [{ model_name: this.o.baseModel }] };
+    const listing = method === 'GET' && /^\/api\/v1\/(?:training_runs|models)\/([^/]+)\/checkpoints$/.exec(route);
+    if (listing) return { checkpoints: this.completed(decodeURIComponent(listing[1]!)) };
     if (method !== 'POST') throw new HttpError(405, 'Method Not Allowed');
     switch (route) {
       case '/api/v1/create_session': {
@@ -144,9 +149,17 @@ export class TinkerServer {
         this.requireModel(b.model_id);
         const key = `${b.model_id}/${sampler ? 'sampler_weights' : 'weights'}/${name}`;
         if (this.checkpoints.has(key)) throw new HttpError(409, `Checkpoint '${name}' already exists for model '${b.model_id}'`);
-        this.checkpoints.add(key);
+        const row = { model: String(b.model_id), name, type: sampler ? 'sampler' as const : 'training' as const, status: 'pending' as 'pending' | 'completed' | 'failed', time: undefined as string | undefined };
+        this.checkpoints.set(key, row);
         return this.future({ ...b, seq_id: undefined }, sampler ? 'save_weights_for_sampler' : 'save_weights', async () => {
-          await saveCheckpoint(this.o.trainer, join(this.o.dataDir, key));
+          try {
+            await saveCheckpoint(this.o.trainer, join(this.o.dataDir, key));
+          } catch (e) {
+            row.status = 'failed';
+            throw e;
+          }
+          row.status = 'completed';
+          row.time = new Date().toISOString();
           if (!sampler) return { path: `tinker://${b.model_id}/weights/${name}`, type: 'save_weights' };
           const path = `tinker://${b.model_id}/${name}`;
           this.latestSampler = { path, version: this.o.trainer.policyVersion() };
@@ -172,6 +185,13 @@ export class TinkerServer {
       default:
         throw new HttpError(404, 'Not Found');
     }
+  }
+
+  /** The completed checkpoints of a model, as SkyRL's `list_checkpoints` answers them. */
+  private completed(model: string): { checkpoint_id: string; checkpoint_type: string; time: string; tinker_path: string }[] {
+    return [...this.checkpoints.values()].filter((c) => c.model === model && c.status === 'completed').map((c) => ({
+      checkpoint_id: c.name, checkpoint_type: c.type, time: c.time!, tinker_path: `tinker://${model}/${c.type === 'training' ? 'weights' : 'sampler_weights'}/${c.name}`,
+    }));
   }
 
   private requireModel(id: unknown): { id: string; requests: number } {

@@ -66,11 +66,16 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
   const cleanups: (() => Promise<void>)[] = [];
   afterAll(async () => { for (const c of cleanups) await c(); for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
-  async function serve() {
+  async function serve(o: { saveDelayMs?: number } = {}) {
     const dataDir = mkdtempSync(join(tmpdir(), 'clawgym-tinker-'));
     dirs.push(dataDir);
     const policy = new SharedPolicy(config, cpuKernels(), 5);
     const trainer = new EmbeddedTrainer(policy, { ...optimizer, valueLrScale: 1 });
+    if (o.saveDelayMs) {
+      // A save that takes a while, as a real model's does: a retry arrives while it is still writing.
+      const save = trainer.save.bind(trainer);
+      trainer.save = async (dir: string) => { await new Promise((r) => setTimeout(r, o.saveDelayMs)); await save(dir); };
+    }
     const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 5);
     const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', futureWaitMs: 2000 });
     const url = await server.start();
@@ -182,8 +187,8 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
     expect(await res.json()).toEqual({ detail: 'Training request sequence number was reused' });
   });
 
-  it('a save whose answer was lost: the retry\'s 409 "already exists" means our checkpoint is there', async () => {
-    const { url, dataDir } = await serve();
+  it('a save whose answer was lost: the retry\'s 409 "already exists" means our checkpoint, used once the service lists it as completed', async () => {
+    const { url, dataDir } = await serve({ saveDelayMs: 600 });
     let dropped = 0;
     const proxy = await faultProxy(url, (route) => (route === '/api/v1/save_weights_for_sampler' && dropped++ === 0 ? 'drop-response' : 'pass'));
     cleanups.push(proxy.close);
