@@ -6,6 +6,7 @@ const { Tokenizer: HfLibTokenizer } = require('@huggingface/tokenizers') as { To
 type HfLibTokenizer = HfLibTokenizerType;
 import type { TokenIds, Tokenizer } from '../contracts/engine';
 import { IdChunks } from '../util/id-chunks';
+import { asciiSplitFor, PieceTable, type AsciiSplit } from './ascii-split';
 
 interface AddedToken { id: number; content: string; special?: boolean }
 
@@ -73,11 +74,14 @@ interface PieceCache {
   model: (tokens: string[]) => string[];
   vocab: Map<string, number>;
   unk?: number;
-  cache: Map<string, number[]>;
+  /** Each piece's ids, looked up by its range of the text (see {@link PieceTable}). */
+  table: PieceTable;
   /** Whether long text may be pre-tokenized in parts ({@link partsOf}). */
   cut: boolean;
   /** The first stage's pattern, where its pieces are its matches (see {@link firstPieces}). */
   pattern?: RegExp;
+  /** That pattern's scanner for ASCII text, where there is one ({@link asciiSplitFor}), and the pattern made sticky, for the pieces the scanner leaves to it. */
+  split?: { scan: AsciiSplit; sticky: RegExp };
 }
 
 /**
@@ -174,10 +178,12 @@ function pieceCache(tokenizer: HfLibTokenizer, normalizerType: unknown): PieceCa
   // A Unicode normalization leaves ASCII text as it is (most of a harness's text): not run there.
   const normalize = libNormalize && typeof normalizerType === 'string' && UNICODE_FORMS.has(normalizerType) ? (t: string) => (ASCII.test(t) ? t : libNormalize(t)) : libNormalize;
   const p: PieceCache = {
-    normalize, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, cache: new Map(),
+    normalize, first, rest, model: lib.model, vocab: lib.model.tokens_to_ids, unk: lib.model.unk_token_id, table: new PieceTable(),
     cut: NEWLINE_CUT_PATTERNS.has(first.config?.pattern?.Regex ?? '') && first.config?.behavior === 'Isolated' && !first.config.invert,
   };
   if (p.cut && first.pattern instanceof RegExp && first.pattern.global) p.pattern = first.pattern;
+  const scan = asciiSplitFor(p.pattern);
+  if (scan) p.split = { scan, sticky: new RegExp(p.pattern!.source, `${p.pattern!.flags}y`) };
   // The post-processor must add nothing when special tokens are off: compare on a probe.
   const probe = 'Hello, world! 123  \n\tcafé 你好';
   const lib2 = tokenizer.encode(probe, { add_special_tokens: false }).ids;
@@ -251,19 +257,37 @@ export class HfTokenizer implements Tokenizer {
     return parts.toIds();
   }
 
-  private encodePart(p: PieceCache, part: string): Int32Array {
+  private encodePart(p: PieceCache, part: string): TokenIds {
     // The pieces' remembered ids, joined once into a typed array of the final size.
-    const out = new IdChunks();
-    for (const piece of firstPieces(p, part)) {
-      let ids = p.cache.get(piece);
-      if (!ids) {
-        const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
-        ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
-        if (piece.length <= 64) { if (p.cache.size >= 200_000) p.cache.clear(); p.cache.set(piece, ids); }
+    if (p.split) {
+      // Pieces found by the scanner and looked up by their range: no string made for a piece
+      // already known. Where a character outside ASCII decides a piece, the pattern matches that
+      // piece at that place (the split's pieces depend only on where they start: no look-behind).
+      const { scan, sticky } = p.split;
+      const out = new IdChunks();
+      let i = 0;
+      for (let j; i < part.length; i = j) {
+        j = scan(part, i);
+        if (j >= 0) { out.add(p.table.get(part, i, j) ?? this.pieceIds(p, part.slice(i, j))); continue; }
+        sticky.lastIndex = i;
+        const m = sticky.exec(part);
+        if (!m || !m[0]) break; // not a tiling after all: the library's own split below
+        j = i + m[0].length;
+        out.add(p.table.get(m[0], 0, m[0].length) ?? this.pieceIds(p, m[0]));
       }
-      out.add(ids);
+      if (i >= part.length) return out.toIds();
     }
+    const out = new IdChunks();
+    for (const piece of firstPieces(p, part)) out.add(p.table.get(piece, 0, piece.length) ?? this.pieceIds(p, piece));
     return out.toIds();
+  }
+
+  /** A first-stage piece through the rest of the library's pipeline (later stages, BPE), remembered. */
+  private pieceIds(p: PieceCache, piece: string): readonly number[] {
+    const tokens = p.model(p.rest.reduce((pre, stage) => (stage ? stage.pre_tokenize(pre, { section_index: 0 }) : pre), [piece]));
+    const ids = tokens.map((t) => p.vocab.get(t) ?? p.unk!);
+    p.table.set(piece, ids);
+    return ids;
   }
 
   /**
