@@ -131,7 +131,7 @@ async function main() {
   const rt = await roundTrips(256, RATE, 16);
   const drift = rt.records.reduce((m, r) => { m[r.drift?.class ?? 'none'] = (m[r.drift?.class ?? 'none'] ?? 0) + 1; return m; }, {});
   console.log(`round trip, 256 sessions at ${RATE} calls/s: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
-  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} encode_first_pass_tok_per_s=${t.cold.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
+  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} p50_added_us=${((rt.proxyP50 - rt.bareP50) * 1000).toFixed(0)} bare_p50_ms=${rt.bareP50.toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} encode_first_pass_tok_per_s=${t.cold.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
   agent.destroy();
 }
 
