@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tokenizer as LibTokenizer } from '@huggingface/tokenizers' with { 'resolution-mode': 'import' };
 import { TokenizerLoader } from '@lenml/tokenizers';
-import { asciiSplitFor, MAX_PIECE, PieceTable, type AsciiSplit } from './ascii-split';
+import { asciiSplitFor, MAX_PIECE, pieceHash, PieceTable, type AsciiSplit } from './ascii-split';
 import { loadModelFolder } from './folder';
 import { HfTokenizer } from './hf-tokenizer';
 import { testModelDir, type TestModel } from './__fixtures__/test-models';
@@ -144,11 +144,10 @@ describe('PieceTable', () => {
     expect(keys.every((k, i) => t.get(`##${k}##`, 2, 2 + k.length)?.[0] === i)).toBe(true);
     // FNV-1a collisions (found by search): distinct keys under one hash, each with its own ids.
     const byHash = new Map<number, string>();
-    const hash = (s: string) => { let h = 0x811c9dc5; for (let k = 0; k < s.length; k++) h = Math.imul(h ^ s.charCodeAt(k), 16777619); return h; };
     let pair: [string, string] | undefined;
     for (let i = 0; !pair; i++) {
       const k = `c${i.toString(36)}`;
-      const h = hash(k) & 0xfffff; // a collision of the slot's low bits is what the probe must tell apart
+      const h = pieceHash(k, 0, k.length) & 0xfffff; // a collision of the slot's low bits is what the probe must tell apart
       const seen = byHash.get(h);
       if (seen !== undefined) pair = [seen, k]; else byHash.set(h, k);
     }

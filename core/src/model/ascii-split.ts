@@ -36,6 +36,15 @@ const classAt = (text: string, k: number): number => {
   return c < 128 ? CLASS[c]! : -1;
 };
 
+/** The end of the run of characters of class `cls` from `j`, or -1 where a character outside ASCII is read. */
+function runEnd(text: string, j: number, cls: number): number {
+  for (;; j++) {
+    const k = classAt(text, j);
+    if (k < 0) return -1;
+    if (k !== cls) return j;
+  }
+}
+
 /** Where the piece starting at `from` ends, or -1 where that depends on a character outside ASCII. */
 export type AsciiSplit = (text: string, from: number) => number;
 
@@ -79,13 +88,7 @@ function pieceEnd(text: string, i: number, digits: number): number {
     if (d < 0) return -1;
     if (d === LETTER) j = i + 2;
   }
-  if (j >= 0) {
-    for (;; j++) {
-      const k = classAt(text, j);
-      if (k < 0) return -1;
-      if (k !== LETTER) return j;
-    }
-  }
+  if (j >= 0) return runEnd(text, j, LETTER);
   // \p{N}{1,digits}
   if (c === DIGIT) {
     j = i + 1;
@@ -104,11 +107,8 @@ function pieceEnd(text: string, i: number, digits: number): number {
     if (d === OTHER) j = i + 2;
   }
   if (j >= 0) {
-    for (;; j++) {
-      const k = classAt(text, j);
-      if (k < 0) return -1;
-      if (k !== OTHER) break;
-    }
+    j = runEnd(text, j, OTHER);
+    if (j < 0) return -1;
     while (j < text.length && (text.charCodeAt(j) === 10 || text.charCodeAt(j) === 13)) j++;
     return j;
   }
@@ -131,6 +131,13 @@ export const MAX_PIECE = 64;
 /** Entries kept before the table starts over. */
 const MAX_ENTRIES = 200_000;
 
+/** FNV-1a over the UTF-16 code units of `text[a, b)`: the table's hash. */
+export function pieceHash(text: string, a: number, b: number): number {
+  let h = 0x811c9dc5;
+  for (let k = a; k < b; k++) h = Math.imul(h ^ text.charCodeAt(k), 16777619);
+  return h;
+}
+
 /**
  * Piece text → its ids, looked up by a range of a string (no substring made): open addressing
  * over FNV-1a hashes of the UTF-16 code units, the key compared code by code.
@@ -144,19 +151,17 @@ export class PieceTable {
 
   constructor() { this.reset(); }
 
-  private reset(): void {
-    const capacity = 1 << 12;
+  /** Empty slots for `capacity` pieces (a power of two). */
+  private allocate(capacity: number): void {
     this.keys = new Array<string | undefined>(capacity);
     this.hashes = new Int32Array(capacity);
     this.values = new Array<readonly number[] | undefined>(capacity);
     this.mask = capacity - 1;
-    this.size = 0;
   }
 
-  private static hash(text: string, a: number, b: number): number {
-    let h = 0x811c9dc5;
-    for (let k = a; k < b; k++) h = Math.imul(h ^ text.charCodeAt(k), 16777619);
-    return h;
+  private reset(): void {
+    this.allocate(1 << 12);
+    this.size = 0;
   }
 
   /** The slot holding `text[a, b)`, or the empty slot where it would go. */
@@ -175,7 +180,7 @@ export class PieceTable {
   /** The ids of the piece `text[a, b)`, if remembered. */
   get(text: string, a: number, b: number): readonly number[] | undefined {
     if (b - a > MAX_PIECE) return undefined;
-    return this.values[this.slot(text, a, b, PieceTable.hash(text, a, b))];
+    return this.values[this.slot(text, a, b, pieceHash(text, a, b))];
   }
 
   /** Remember a piece's ids (pieces over {@link MAX_PIECE} characters are not kept). */
@@ -183,7 +188,7 @@ export class PieceTable {
     if (piece.length > MAX_PIECE) return;
     if (this.size >= MAX_ENTRIES) this.reset();
     else if ((this.size + 1) * 2 > this.mask + 1) this.grow();
-    const h = PieceTable.hash(piece, 0, piece.length);
+    const h = pieceHash(piece, 0, piece.length);
     const s = this.slot(piece, 0, piece.length, h);
     if (this.keys[s] === undefined) this.size++;
     this.keys[s] = piece;
@@ -193,11 +198,7 @@ export class PieceTable {
 
   private grow(): void {
     const { keys, hashes, values } = this;
-    const capacity = (this.mask + 1) * 2;
-    this.keys = new Array<string | undefined>(capacity);
-    this.hashes = new Int32Array(capacity);
-    this.values = new Array<readonly number[] | undefined>(capacity);
-    this.mask = capacity - 1;
+    this.allocate(keys.length * 2);
     for (let s = 0; s < keys.length; s++) {
       const key = keys[s];
       if (key === undefined) continue;

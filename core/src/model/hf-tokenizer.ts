@@ -268,18 +268,24 @@ export class HfTokenizer implements Tokenizer {
       let i = 0;
       for (let j; i < part.length; i = j) {
         j = scan(part, i);
-        if (j >= 0) { out.add(p.table.get(part, i, j) ?? this.pieceIds(p, part.slice(i, j))); continue; }
-        sticky.lastIndex = i;
-        const m = sticky.exec(part);
-        if (!m || !m[0]) break; // not a tiling after all: the library's own split below
-        j = i + m[0].length;
-        out.add(p.table.get(m[0], 0, m[0].length) ?? this.pieceIds(p, m[0]));
+        if (j < 0) {
+          sticky.lastIndex = i;
+          const m = sticky.exec(part);
+          if (!m || !m[0]) break; // not a tiling after all: the library's own split below
+          j = i + m[0].length;
+        }
+        out.add(this.idsOf(p, part, i, j));
       }
       if (i >= part.length) return out.toIds();
     }
     const out = new IdChunks();
-    for (const piece of firstPieces(p, part)) out.add(p.table.get(piece, 0, piece.length) ?? this.pieceIds(p, piece));
+    for (const piece of firstPieces(p, part)) out.add(this.idsOf(p, piece, 0, piece.length));
     return out.toIds();
+  }
+
+  /** The ids of the first-stage piece `text[a, b)`: from the table when remembered (no string made). */
+  private idsOf(p: PieceCache, text: string, a: number, b: number): readonly number[] {
+    return p.table.get(text, a, b) ?? this.pieceIds(p, a === 0 && b === text.length ? text : text.slice(a, b));
   }
 
   /** A first-stage piece through the rest of the library's pipeline (later stages, BPE), remembered. */
