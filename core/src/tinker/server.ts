@@ -35,6 +35,9 @@ class HttpError extends Error {
 
 const ID = /^[a-zA-Z0-9_-]+$/;
 
+/** A checkpoint the service was asked for (SkyRL's CheckpointDB row); `time` once completed. */
+interface CheckpointRow { model: string; name: string; type: 'training' | 'sampler'; status: 'pending' | 'completed' | 'failed'; time?: string }
+
 /**
  * The Tinker API (SkyRL's JSON routes, `wire.ts`) in front of a trainer of this process: the
  * embedded one for `clawgym trainer serve`. One model is trained at a time (the trainer has one
@@ -54,7 +57,7 @@ export class TinkerServer {
   private readonly sessions = new Set<string>();
   private model?: { id: string; requests: number };
   /** Every checkpoint asked for, by `<model_id>/<kind>/<name>`: pending until its save is done, as SkyRL's CheckpointDB rows. */
-  private readonly checkpoints = new Map<string, { model: string; name: string; type: 'training' | 'sampler'; status: 'pending' | 'completed' | 'failed'; time?: string }>();
+  private readonly checkpoints = new Map<string, CheckpointRow>();
   private latestSampler?: { path: string; version: number };
   private queue: Promise<unknown> = Promise.resolve();
   private readonly base: string;
@@ -149,7 +152,7 @@ export class TinkerServer {
         this.requireModel(b.model_id);
         const key = `${b.model_id}/${sampler ? 'sampler_weights' : 'weights'}/${name}`;
         if (this.checkpoints.has(key)) throw new HttpError(409, `Checkpoint '${name}' already exists for model '${b.model_id}'`);
-        const row = { model: String(b.model_id), name, type: sampler ? 'sampler' as const : 'training' as const, status: 'pending' as 'pending' | 'completed' | 'failed', time: undefined as string | undefined };
+        const row: CheckpointRow = { model: String(b.model_id), name, type: sampler ? 'sampler' : 'training', status: 'pending' };
         this.checkpoints.set(key, row);
         return this.future({ ...b, seq_id: undefined }, sampler ? 'save_weights_for_sampler' : 'save_weights', async () => {
           try {
