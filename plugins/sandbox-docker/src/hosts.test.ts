@@ -59,14 +59,15 @@ describe('the hosts option', () => {
 });
 
 /** A Docker engine as far as the scheduler asks: `/_ping` and `/info`, on a Unix socket. */
-async function fakeEngine(name: string, ncpu: number): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
+async function fakeEngine(name: string, ncpu: number, pingDelayMs = 0): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
   const socketPath = join(dir, `${name}.sock`);
   let server: Server | undefined;
   const start = () => new Promise<void>((resolve) => {
     rmSync(socketPath, { force: true });
     server = createServer((req, res) => {
       res.setHeader('content-type', req.url?.includes('/info') ? 'application/json' : 'text/plain');
-      res.end(req.url?.includes('/info') ? JSON.stringify({ NCPU: ncpu }) : 'OK');
+      const answer = () => res.end(req.url?.includes('/info') ? JSON.stringify({ NCPU: ncpu }) : 'OK');
+      if (pingDelayMs && req.url?.includes('/_ping')) setTimeout(answer, pingDelayMs); else answer();
     });
     server.listen(socketPath, resolve);
   });
@@ -113,6 +114,28 @@ describe('choosing a host', () => {
       hosts.close();
       await big.stop().catch(() => undefined);
       await small.stop().catch(() => undefined);
+    }
+  });
+
+  it('a probe asked for after a host stopped finds it down, even while an earlier probe still waits on another host', async () => {
+    // The earlier probe has the quick host's answer (up) and waits on the slow one; a probe that
+    // joined it would report the quick host up after it stopped (the CI failure of the test above).
+    const quick = await fakeEngine('quick', 4);
+    const slow = await fakeEngine('slow', 4, 400);
+    const hosts = DockerHosts.parse([quick.url, slow.url], { probeMs: 0, probeTimeoutMs: 5000 });
+    try {
+      const [q, w] = hosts.list as [DockerHost, DockerHost];
+      const earlier = hosts.probe();
+      await new Promise((r) => setTimeout(r, 100));
+      await quick.stop();
+      await hosts.probe();
+      expect(q.healthy).toBe(false);
+      expect(w.healthy).toBe(true);
+      await earlier;
+    } finally {
+      hosts.close();
+      await quick.stop().catch(() => undefined);
+      await slow.stop().catch(() => undefined);
     }
   });
 

@@ -251,6 +251,8 @@ export class DockerHosts {
   readonly list: DockerHost[];
   private timer?: NodeJS.Timeout;
   private probing?: Promise<void>;
+  /** The probe queued after the running one (see {@link probe}). */
+  private next?: Promise<void>;
 
   constructor(hosts: DockerHost[], private readonly o: DockerHostsOptions = {}) {
     if (hosts.length === 0) throw invalid('hosts is empty: give at least one Docker host');
@@ -309,15 +311,21 @@ export class DockerHosts {
     return chosen;
   }
 
-  /** Probe every host now: one that answers is up, one that does not is down. */
+  /**
+   * Probe every host now: one that answers is up, one that does not is down. A probe already
+   * running may hold answers from before the call (a host that answered it and stopped since), so
+   * then one more runs after it, shared by every call made meanwhile.
+   */
   probe(): Promise<void> {
-    this.probing ??= (async () => {
-      await Promise.all(this.list.map(async (h) => {
+    if (!this.probing) {
+      this.probing = Promise.all(this.list.map(async (h) => {
         if (await h.ping(this.timeoutMs)) h.markUp();
         else h.markDown(`/_ping had no answer in ${this.timeoutMs} ms`);
-      }));
-    })().finally(() => { this.probing = undefined; });
-    return this.probing;
+      })).then(() => undefined).finally(() => { this.probing = undefined; });
+      return this.probing;
+    }
+    this.next ??= this.probing.catch(() => undefined).then(() => { this.next = undefined; return this.probe(); });
+    return this.next;
   }
 
   private startProbe(): void {
@@ -325,7 +333,8 @@ export class DockerHosts {
     const every = this.o.probeMs ?? 2000;
     // Without a periodic probe, a host that is down is still probed, so it can come back.
     this.timer = setInterval(() => {
-      if (every > 0 || this.list.some((h) => !h.healthy)) void this.probe();
+      // A periodic probe while one runs would only queue another: skipped.
+      if (!this.probing && (every > 0 || this.list.some((h) => !h.healthy))) void this.probe();
     }, every > 0 ? every : 2000);
     this.timer.unref();
   }
