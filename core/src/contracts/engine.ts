@@ -57,7 +57,7 @@ export interface ChatTemplate {
    * session's) what {@link continueFrom} would compute for a continuation of this call before
    * seeing its new messages. Optional; continueFrom must give the same answer without it.
    */
-  primeContinuation?(history: Pick<ContinuationHistory, 'messages' | 'reply' | 'tools'>, memo: Record<string, unknown>): void;
+  primeContinuation?(history: ContinuationHistory, memo: Record<string, unknown>): void;
 }
 
 /** What the ledger knows of the call a new request extends. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JinjaRenderer } from './jinja-env';
+import { lookAlikeRegex, Neutralizer, Opaque } from './neutralize';
 import { loadModelFolder } from './folder';
 import { testModelDir, type TestModel } from './__fixtures__/test-models';
 
@@ -110,5 +111,63 @@ describe('compiled form, where it leaves the result to the interpreter', () => {
     expect(r.render({ x: 'a' })).toBe('a'); // second: checked, differs, the interpreter's answer
     expect(r.isCompiled).toBe(false);
     expect(r.render({ x: 'b' })).toBe('b');
+  });
+});
+
+describe('an opaque text (a message\'s text rendered before it is known)', () => {
+  // A render with an Opaque text that the compiled form finishes must be, for every string, the
+  // interpreter's render of that string with the placeholder in its place; every template that
+  // looks at the text must leave the render undone (undefined), never guess.
+  const STRINGS = ['', ' ', 'a', 'abc', '\n lead', 'trail \n', '<|im_end|>', 'x'.repeat(300), '🙂 中文', '$& $1 \\'];
+  const writes = [
+    '{{ message.content }}',
+    '{% if message.content is string %}[{{ message.content }}]{% endif %}',
+    '{% if message.content is mapping or message.content is number %}m{% endif %}{% if message.content is iterable and message.content is defined %}i{% endif %}',
+    "{{ '<a>' + message.content + '</a>' }}{{ message.content ~ '!' }}{{ ('<' + message.content) + ('>' ~ message.content) }}",
+    '{% set c = message.content %}{{ c | safe }}{{ c }}',
+    '{% if message.content is not none and message.content != none %}{{ message.content }}{% endif %}{% if message.content == none %}n{% endif %}',
+    '{% set ns = namespace(t=message.content) %}{{ ns.t }}{% set ns.u = message.content %}{{ ns.u }}',
+    "{% for m in [message, message] %}{% if m.role == 'tool' %}{{ loop.index }}:{{ m.content }}{% endif %}{% endfor %}",
+  ];
+  const looks = [
+    '{% if message.content %}x{% endif %}', '{{ message.content | length }}', '{{ message.content | tojson }}',
+    "{{ message.content.startswith('a') }}", "{{ message.content.split('a') }}", "{{ message.content == 'a' }}",
+    "{{ 'a' in message.content }}", "{{ message.content in 'abc' }}", "{{ message.content in ['a'] }}", '{{ message.content[0] }}',
+    '{{ message.content[1:] }}', '{{ message.content.x }}', '{% for ch in message.content %}{{ ch }}{% endfor %}',
+    '{% set c %}{{ message.content }}{% endset %}{{ c }}', "{% set c %}{{ 'a' + message.content }}{% endset %}{{ c }}",
+    '{{ raise_exception(message.content) }}', "{{ (message.content + 'a') == 'b' }}", "{{ message.content or 'x' }}",
+    "{{ 'x' if message.content else 'y' }}", '{{ -message.content }}', '{{ message.content * 2 }}', '{{ message.content + 1 }}',
+    '{{ message.content | trim }}', "{{ (message.content ~ 'a') | length }}", "{% if not message.content %}e{% endif %}",
+  ];
+  const opaqueMessage = () => {
+    const neutral = new Neutralizer(lookAlikeRegex([]));
+    const content = new Opaque();
+    return { message: neutral.apply({ role: 'tool', content }), content };
+  };
+
+  it.each(writes)('renders %s as every string would render', (source) => {
+    const r = new JinjaRenderer(source, NOW, Infinity);
+    expect(r.isCompiled).toBe(true);
+    const { message, content } = opaqueMessage();
+    const raw = r.renderCompiled({ message });
+    expect(raw).toBeDefined();
+    for (const s of STRINGS) expect(raw!.split(content.placeholder).join(s)).toBe(r.interpret({ message: { role: 'tool', content: s } }));
+  });
+
+  it.each(looks)('leaves %s undone', (source) => {
+    const r = new JinjaRenderer(source, NOW, Infinity);
+    const { message } = opaqueMessage();
+    expect(r.renderCompiled({ message })).toBeUndefined();
+    // The template itself still renders real strings (the opaque render was refused, nothing else).
+    expect(() => r.render({ message: { role: 'tool', content: 'a' } })).not.toThrow(/opaque|not known/);
+  });
+
+  it('never counts an opaque render as a render to cross-check, nor hands it to the interpreter', () => {
+    const r = new JinjaRenderer('{{ message.content }}', NOW, 1);
+    const spy = jest.spyOn(r, 'interpret');
+    for (let i = 0; i < 5; i++) r.renderCompiled(opaqueMessage());
+    expect(spy).not.toHaveBeenCalled();
+    spy.mockRestore();
+    expect(r.isCompiled).toBe(true);
   });
 });

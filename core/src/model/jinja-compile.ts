@@ -11,13 +11,31 @@
  * arithmetic, comparing two lists) throws {@link Fallback}: that render is redone by the
  * interpreter, which is always the reference (its result or its error). Tests compare both on
  * every golden case.
+ *
+ * An {@link Opaque} value (a message's text not known yet) may only be written out: written to
+ * the output it is its placeholder; tested it is a string (`is string`, `is defined`, `== none`
+ * are false or true of every string alike); joined to strings by `+` or `~` it is an
+ * {@link OpaqueConcat}, under the same rules; any other use — its truth, a comparison, a method,
+ * a filter but `safe`, a member, a loop, a global's argument, or writing it into a `set` block,
+ * whose text the template could then inspect — throws {@link Fallback}. A render that finishes
+ * with one is therefore the render of every string in its place.
  */
+
+import { Opaque } from './neutralize';
 
 /** Raised while rendering where the compiled form does not decide the interpreter's result. */
 export class Fallback extends Error {}
 
 /** Raised at compile time for a construct the compiler does not handle. */
 class Unsupported extends Error {}
+
+/** Strings and {@link Opaque} texts joined by `+` or `~`: a string with parts not known yet. */
+class OpaqueConcat {
+  constructor(readonly parts: readonly (string | Opaque)[]) {}
+}
+
+const isOpaque = (v: unknown): v is Opaque | OpaqueConcat => v instanceof Opaque || v instanceof OpaqueConcat;
+const partsOf = (v: string | Opaque | OpaqueConcat) => (v instanceof OpaqueConcat ? v.parts : [v]);
 
 /** A Jinja `namespace(...)` object: attributes that `set ns.x = …` can change. */
 class Namespace {
@@ -30,11 +48,12 @@ const own = Object.prototype.hasOwnProperty;
 /** The interpreter's ObjectValue builtins: reading them as attributes needs the interpreter. */
 const OBJECT_BUILTINS = new Set(['get', 'items', 'keys', 'values', 'dictsort']);
 
-const isDict = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Namespace);
+const isDict = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Namespace) && !isOpaque(v);
 const isPrimitive = (v: unknown) => v === null || v === undefined || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
 /** The interpreter's `__bool__`. */
 function truthy(v: unknown): boolean {
+  if (isOpaque(v)) throw new Fallback('truth of a text not known yet');
   if (Array.isArray(v)) return v.length > 0;
   if (v instanceof Namespace || typeof v === 'function') return true;
   if (isDict(v)) return Object.keys(v).length > 0;
@@ -91,6 +110,8 @@ function emit(v: unknown, out: string[]): void {
   if (typeof v === 'string') out.push(v);
   else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
   else if (typeof v === 'function') throw new Fallback('writing a function');
+  else if (v instanceof Opaque) out.push(v.placeholder);
+  else if (v instanceof OpaqueConcat) for (const p of v.parts) out.push(typeof p === 'string' ? p : p.placeholder);
   else out.push(toJson(v, false));
 }
 
@@ -114,6 +135,12 @@ function slice<T>(array: T[], start: number | undefined, stop: number | undefine
 const int = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
 
 function binary(op: string, l: unknown, r: unknown): unknown {
+  if (isOpaque(l) || isOpaque(r)) {
+    // Joining strings: the same for every string in an opaque text's place. Nothing else is.
+    if ((op === '+' || op === '~') && (typeof l === 'string' || isOpaque(l)) && (typeof r === 'string' || isOpaque(r))) return new OpaqueConcat([...partsOf(l), ...partsOf(r)]);
+    if ((op === '==' || op === '!=') && (l === null || l === undefined || r === null || r === undefined)) return op === '!=';
+    throw new Fallback(`${op} with a text not known yet`);
+  }
   if (op === '==' || op === '!=') {
     // Loose equality on the wrapped values: for two lists or dicts the interpreter compares its own wrappers.
     if (!isPrimitive(l) || !isPrimitive(r)) {
@@ -227,13 +254,13 @@ const TESTS: Record<string, (v: unknown) => boolean> = {
   defined: (v) => v !== undefined,
   undefined: (v) => v === undefined,
   none: (v) => v === null,
-  string: (v) => typeof v === 'string',
+  string: (v) => typeof v === 'string' || isOpaque(v),
   boolean: (v) => typeof v === 'boolean',
   false: (v) => v === false,
   true: (v) => v === true,
   number: (v) => typeof v === 'number',
   integer: (v) => int(v),
-  iterable: (v) => Array.isArray(v) || typeof v === 'string',
+  iterable: (v) => Array.isArray(v) || typeof v === 'string' || isOpaque(v),
   mapping: (v) => isDict(v),
   callable: (v) => typeof v === 'function',
 };
@@ -306,6 +333,12 @@ function text(v: unknown): string {
   return out.join('');
 }
 
+/** What a statement inside a `set` block writes: its text becomes a value, so an {@link Opaque} may not be in it. */
+function captured(v: unknown): string {
+  if (isOpaque(v)) throw new Fallback('a text not known yet written into a set block');
+  return text(v);
+}
+
 function setAttribute(o: unknown, key: string, v: unknown): void {
   if (!(o instanceof Namespace)) throw new Fallback('set on a non-namespace');
   o.map.set(key, v);
@@ -323,7 +356,7 @@ const ne = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 's
 const add = (l: unknown, r: unknown) => (typeof l === 'string' && typeof r === 'string' ? l + r : binary('+', l, r));
 
 /** The helpers the generated source calls, by the names it calls them. */
-const HELPERS = { truthy, binary, eq, ne, add, member, filter, TESTS, call, callMethod, sliceOf, sign, text, setAttribute, loopItems, fail, own, NAMESPACE, UNSET };
+const HELPERS = { truthy, binary, eq, ne, add, member, filter, TESTS, call, callMethod, sliceOf, sign, text, captured, setAttribute, loopItems, fail, own, NAMESPACE, UNSET };
 
 /** A scope of the template: the root (its variables) or one `for` (new at each run of the loop). */
 interface ScopeInfo {
@@ -529,7 +562,7 @@ ${otherwise.length ? `if (${n} === 0) {\n${this.block(otherwise, inner, out)}\n}
       }
     }
     if (node.type === 'StringLiteral') return `${out} += ${JSON.stringify(node.value as string)};`;
-    return `${out} += text(${this.expr(node, scope)});`;
+    return `${out} += ${out === 'out' ? 'text' : 'captured'}(${this.expr(node, scope)});`;
   }
 }
 

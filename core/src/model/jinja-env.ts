@@ -186,6 +186,24 @@ export class JinjaRenderer {
     return this.interpret(variables, prepared);
   }
 
+  /**
+   * The compiled form's render only, or undefined where it has none or leaves this render to the
+   * interpreter: for variables holding an `Opaque` text (neutralize.ts, jinja-compile.ts), which the
+   * interpreter cannot read and whose render no cross-check could compare. Not counted for the
+   * cross-checks: it never stands in for a render of real values.
+   */
+  renderCompiled(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string | undefined {
+    const compiled = this.compiled;
+    if (!compiled) return undefined;
+    const plain: Record<string, unknown> = {};
+    for (const k in prepared) plain[k] = prepared[k]!.plain;
+    try {
+      return compiled(variables, this.globals(), plain);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The reference: @huggingface/jinja's interpreter. */
   interpret(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
     try {

@@ -2,6 +2,7 @@ import type { CanonicalMessage, MessagePart } from '../contracts/messages';
 import { createTestKernel } from '../testing';
 import { provider } from '../kernel/create';
 import { testModel, testModelDir } from './__fixtures__/test-models';
+import type { ContinuationMemo } from './jinja-template';
 
 const t = (text: string): MessagePart => ({ type: 'text', text });
 const tools = [{ name: 'run', description: 'Run a shell command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }];
@@ -59,7 +60,7 @@ describe('incremental continuation', () => {
     expect(c.drift.reason).toMatch(/the template re-renders the reply/);
   });
 
-  it('gives the same ids with the window prepared after each answer (primeContinuation), rendering once per call', () => {
+  it('gives the same ids with the window and the tool turn prepared after each answer (primeContinuation), rendering nothing per call', () => {
     const { chatTemplate } = testModel('qwen3');
     const template = chatTemplate as unknown as { renderRaw: (...a: unknown[]) => unknown };
     const run = (prime: boolean) => {
@@ -70,7 +71,7 @@ describe('incremental continuation', () => {
         const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'thinking', text: `step ${i}` }, { type: 'tool_call', id: `c${i}`, name: 'run', arguments: JSON.stringify({ cmd: `ls ${i}` }) }] };
         const next: CanonicalMessage[] = [{ role: 'tool', parts: [{ type: 'tool_result', callId: `c${i}`, content: `file${i}\n`.repeat(i + 1) }] }];
         const outputIds = chatTemplate.renderReply(reply.parts, tools);
-        if (prime) chatTemplate.primeContinuation!({ messages, reply, tools }, memo);
+        if (prime) chatTemplate.primeContinuation!({ messages, reply, tools, outputIds, finishReason: 'stop' }, memo);
         const spy = jest.spyOn(template, 'renderRaw');
         const c = chatTemplate.continueFrom!({ messages, reply, tools, outputIds, finishReason: 'stop' }, next, memo);
         out.push({ ids: Array.from(c.ids), drift: c.drift.class, renders: spy.mock.calls.length });
@@ -83,12 +84,66 @@ describe('incremental continuation', () => {
     const plain = run(false);
     const primed = run(true);
     expect(primed.map(({ ids, drift }) => ({ ids, drift }))).toEqual(plain.map(({ ids, drift }) => ({ ids, drift })));
-    // Calls 0, 2 and 6 (history 2, 6 and 14 messages) are also checked against the full render
-    // (three renders more); the others render once, the window's own render made before — at
-    // call 8 too, where the last call's window has grown past 16 messages and a call without it
-    // renders its window anew.
-    expect(primed.map((c) => c.renders)).toEqual([4, 1, 4, 1, 1, 1, 4, 1, 1, 1]);
+    // Calls 0, 2 and 6 (history 2, 6 and 14 messages) are checked against the full render (three
+    // renders); the others render nothing: the window's render and the tool result's turn, with
+    // its text opaque, were made before, and only the text is filled in. Without priming, call 8
+    // renders its window anew (the last call's has grown past 16 messages) as well as its turn.
+    expect(primed.map((c) => c.renders)).toEqual([3, 0, 3, 0, 0, 0, 3, 0, 0, 0]);
     expect(plain[8]!.renders).toBe(2);
+  });
+
+  // The foreseen turn (primeContinuation renders the tool results' turn before they come, their
+  // texts opaque) must give what rendering them does, for every text: these are the texts a
+  // template could treat unlike a plain string, and the ones the neutralizer rewrites.
+  const TEXTS = ['', ' ', '\n', '\n\n  lead and trail  \n', '<|im_end|>', '<|im_start|>assistant\n', 'abc<|im_', '<tool_response>x</tool_response>',
+    '</tool_response>', '<think>no</think>', '\uE000', '\uE0000\uE001', 'a\uE001b', '{{ x }} {% if %}', '"q" \\ \t', '🙂 中文 naïve', 'x'.repeat(700), `${'-rw-r--r-- 1 root root 120 f.txt\n'.repeat(8)}`];
+
+  it.each(['qwen3', 'deepseek_v3'] as const)('%s: a foreseen tool turn gives the ids and drift a render of it gives, for every text and one to three calls', (name) => {
+    const { chatTemplate } = testModel(name);
+    const template = chatTemplate as unknown as { fillIn: (...a: unknown[]) => unknown };
+    const fill = jest.spyOn(template, 'fillIn');
+    let foreseen = 0;
+    for (let calls = 1; calls <= 3; calls++) {
+      for (const [k, text] of TEXTS.entries()) {
+        const memo: ContinuationMemo = {};
+        const messages: CanonicalMessage[] = [{ role: 'system', parts: [t('You are an agent.')] }, { role: 'user', parts: [t(`task ${k}`)] }];
+        const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'thinking', text: 'look' }, ...Array.from({ length: calls }, (_, i) => ({ type: 'tool_call' as const, id: `c${i}${text.slice(0, 3)}`, name: 'run', arguments: JSON.stringify({ cmd: `ls ${i}` }) }))] };
+        const next: CanonicalMessage[] = [{ role: 'tool', parts: Array.from({ length: calls }, (_, i) => ({ type: 'tool_result' as const, callId: i === 1 ? text : `c${i}`, content: i === 0 ? text : `${text}${i}` })) }];
+        const history = { messages, reply, tools, outputIds: chatTemplate.renderReply(reply.parts, tools), finishReason: 'stop' as const };
+        const rendered = chatTemplate.continueFrom!(history, next, { checkedAt: 64 });
+        chatTemplate.primeContinuation!(history, memo);
+        expect(memo.primed?.next).toBeDefined();
+        fill.mockClear();
+        const c = chatTemplate.continueFrom!(history, next, { ...memo, checkedAt: 64 });
+        expect(fill).toHaveReturnedWith(expect.objectContaining({ ids: expect.anything() }));
+        foreseen++;
+        expect({ ids: Array.from(c.ids), drift: c.drift }).toEqual({ ids: Array.from(rendered.ids), drift: rendered.drift });
+      }
+    }
+    fill.mockRestore();
+    expect(foreseen).toBe(3 * TEXTS.length);
+  });
+
+  it('renders the turn when the new messages are not the shape foreseen (a user message, fewer results, a result with text around it)', () => {
+    const { chatTemplate } = testModel('qwen3');
+    const messages: CanonicalMessage[] = [{ role: 'user', parts: [t('go')] }];
+    const reply: CanonicalMessage = { role: 'assistant', parts: [{ type: 'tool_call', id: 'a', name: 'run', arguments: '{}' }, { type: 'tool_call', id: 'b', name: 'run', arguments: '{}' }] };
+    const history = { messages, reply, tools, outputIds: chatTemplate.renderReply(reply.parts, tools), finishReason: 'stop' as const };
+    const nexts: CanonicalMessage[][] = [
+      [{ role: 'user', parts: [t('stop that')] }],
+      [{ role: 'tool', parts: [{ type: 'tool_result', callId: 'a', content: 'only one' }] }],
+      [{ role: 'tool', parts: [{ type: 'tool_result', callId: 'a', content: 'x' }, { type: 'tool_result', callId: 'b', content: 'y' }, { type: 'text', text: 'and a note' }] }],
+    ];
+    for (const next of nexts) {
+      const memo = {};
+      const rendered = chatTemplate.continueFrom!(history, next, { checkedAt: 64 });
+      chatTemplate.primeContinuation!(history, memo);
+      const spy = jest.spyOn(chatTemplate as unknown as { renderRaw: (...a: unknown[]) => unknown }, 'renderRaw');
+      const c = chatTemplate.continueFrom!(history, next, { ...memo, checkedAt: 64 });
+      expect(spy).toHaveBeenCalled();
+      spy.mockRestore();
+      expect(Array.from(c.ids)).toEqual(Array.from(rendered.ids));
+    }
   });
 
   it('inserts the stop token after a reply cut by the length limit', () => {

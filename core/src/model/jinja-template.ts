@@ -8,7 +8,7 @@ import { eventsToMessage } from '../engine/output';
 import { detectFamily, type Family } from './families';
 import type { HfTokenizer } from './hf-tokenizer';
 import { JinjaRenderer, type Prepared } from './jinja-env';
-import { lookAlikeRegex, Neutralizer } from './neutralize';
+import { lookAlikeRegex, Neutralizer, Opaque } from './neutralize';
 import { idStreamParser } from './parsers/types';
 import { templateTools, toTemplateMessages, type TemplateMessage } from './template-messages';
 
@@ -38,9 +38,26 @@ export interface ContinuationMemo {
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
   last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tools: string; history: TemplateMessage[] };
   /** The window of the last answered call and its render, made off the request path (see primeContinuation). */
-  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; all: TemplateMessage[]; replyForm: TemplateMessage[]; window: TemplateMessage[]; before: RawRender };
+  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; all: TemplateMessage[]; replyForm: TemplateMessage[]; window: TemplateMessage[]; before: RawRender; next?: Speculation };
   /** The session's tools reduced to their names (the same object while the names stay). */
   standIn?: { list: ToolSpec[]; names: string };
+}
+
+/**
+ * The continuation of an answered call rendered before the next request, for new messages of a
+ * likely shape (a tool result per tool call) whose texts are {@link Opaque}: what is left to do
+ * when they come is to check their shape, fill in their texts and encode.
+ */
+interface Speculation {
+  /** The new messages as rendered: their strings opaque. */
+  next: Record<string, unknown>[];
+  /** The render's text after the reply's stop marker, placeholders in. */
+  tail: string;
+  /** The render's placeholders (the opaque texts' are filled in per call). */
+  neutral: Neutralizer;
+  /** The stop id to put before the tail (the reply was cut before generating it). */
+  lead?: number;
+  drift: Drift;
 }
 
 /** A rendered prompt: its text and its ids. */
@@ -88,13 +105,18 @@ export class JinjaChatTemplate implements ChatTemplate {
 
   /** Render template messages; placeholders stay in until encoding. */
   private renderRaw(messages: readonly TemplateMessage[], tools: readonly ToolSpec[], addGenerationPrompt: boolean): RawRender {
+    return this.renderWith(messages, this.toolsOf(tools), addGenerationPrompt);
+  }
+
+  /** Tools prepared for rendering; a settled list (the session's stand-in tools) cannot change: prepared once, found by identity. */
+  private toolsOf(tools: readonly ToolSpec[]): { value: Prepared; originals: readonly string[] } | undefined {
     if (tools.length && isSettled(tools)) {
-      // A settled list (the session's stand-in tools) cannot change: prepared once, found by identity.
       let t = this.settledTools.get(tools);
       if (!t) this.settledTools.set(tools, (t = this.preparedTools(templateTools(tools))));
-      return this.renderWith(messages, t, addGenerationPrompt);
+      return t;
     }
-    return this.renderTemplate(messages, templateToolsOf(tools), addGenerationPrompt);
+    const list = templateToolsOf(tools);
+    return list ? this.preparedTools(list) : undefined;
   }
 
   /** Settled values found to hold no look-alike (see Neutralizer). */
@@ -106,15 +128,20 @@ export class JinjaChatTemplate implements ChatTemplate {
     return this.renderWith(messages, tools ? this.preparedTools(tools) : undefined, addGenerationPrompt);
   }
 
-  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean): RawRender {
+  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean): RawRender;
+  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean, opaque: true): RawRender | undefined;
+  /** `opaque`: the messages hold {@link Opaque} texts; the compiled form's render only, undefined where it cannot make one. */
+  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean, opaque = false): RawRender | undefined {
     const neutral = new Neutralizer(this.lookAlike, t?.originals, this.cleanValues);
-    const raw = this.renderer.render({
+    const variables = {
       ...this.o.specialTokens,
       ...this.o.kwargs,
       messages: neutral.apply(messages),
       add_generation_prompt: addGenerationPrompt,
-    }, t ? { tools: t.value } : {});
-    return { raw, neutral };
+    };
+    const prepared: Record<string, Prepared> = t ? { tools: t.value } : {};
+    const raw = opaque ? this.renderer.renderCompiled(variables, prepared) : this.renderer.render(variables, prepared);
+    return raw === undefined ? undefined : { raw, neutral };
   }
 
   /**
@@ -228,11 +255,14 @@ export class JinjaChatTemplate implements ChatTemplate {
     const gp = this.generationPrompt();
     let windowed: TemplateMessage[];
     let known: RawRender | undefined;
+    let fast: { ids: TokenIds; drift: Drift; after?: RawRender } | undefined;
     const prev = memo.last;
     if (same && gp !== null && primed.tools === toolNames) {
-      // This call's window and its render, made after the call it extends was answered.
+      // This call's window and its render, made after the call it extends was answered; and,
+      // when its new messages have the shape foreseen, their turn rendered then too.
       windowed = primed.window;
       known = primed.before;
+      fast = primed.next && this.fillIn(primed.next, following);
     } else if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length
       && prev.raw.endsWith(gp) && sameValues(all, prev.history)) {
       // The last call's window plus what it added is a window of this call too (it keeps the
@@ -244,7 +274,9 @@ export class JinjaChatTemplate implements ChatTemplate {
       windowed = prev.window;
       known = { raw: prev.raw.slice(0, prev.raw.length - gp.length), neutral: prev.neutral };
     } else windowed = this.windowOf(all);
-    const fast = this.continueWith(windowed, reply, following, history, standIn, false, known);
+    // A foreseen turn's render holds the new texts as placeholders (no render of this window with
+    // them to extend): the next call, if unprimed, renders its window anew.
+    fast ??= this.continueWith(windowed, reply, following, history, standIn, false, known);
     if (fast?.after) {
       const tail = [...reply, ...following];
       memo.last = { window: [...windowed, ...tail], raw: fast.after.raw, neutral: fast.after.neutral, tools: toolNames, history: [...all, ...tail] };
@@ -288,16 +320,79 @@ export class JinjaChatTemplate implements ChatTemplate {
    * waits), kept in the session's memo for a continuation of exactly this call. A failure here
    * only means the next call renders its window itself.
    */
-  primeContinuation(history: Pick<ContinuationHistory, 'messages' | 'reply' | 'tools'>, memo: ContinuationMemo): void {
+  primeContinuation(history: ContinuationHistory, memo: ContinuationMemo): void {
     memo.primed = undefined;
-    if (memo.whole || this.generationPrompt() === null) return;
+    const gp = this.generationPrompt();
+    if (memo.whole || gp === null) return;
     const all = toTemplateMessages(history.messages);
     const window = this.windowOf(all);
     const replyForm = toTemplateMessages([history.reply]);
     const { list, names } = this.standInOf(history.tools, memo);
     try {
-      memo.primed = { messages: history.messages, reply: history.reply, tools: names, all, replyForm, window, before: this.renderRaw(window, list, false) };
+      const before = this.renderRaw(window, list, false);
+      memo.primed = { messages: history.messages, reply: history.reply, tools: names, all, replyForm, window, before, next: this.foresee(window, replyForm, list, history, before, gp) };
     } catch { /* the next call renders it, and reports what fails */ }
+  }
+
+  /**
+   * The turn of the next call's new messages, rendered now for the shape a harness sends after
+   * tool calls — one tool result per call, in order — with their texts {@link Opaque}: a render
+   * that the compiled template finishes with them is the render of every text in their place
+   * (jinja-compile.ts), so at the next call only the shape is checked and the texts filled in.
+   * Undefined where the reply made no tool calls, the template looks at such a text, or the
+   * texts would land before the reply's stop marker.
+   */
+  private foresee(window: TemplateMessage[], replyForm: TemplateMessage[], tools: readonly ToolSpec[], h: ContinuationHistory, before: RawRender, gp: string): Speculation | undefined {
+    const calls = h.reply.parts.reduce((n, p) => n + (p.type === 'tool_call' ? 1 : 0), 0);
+    if (calls === 0) return undefined;
+    const next = Array.from({ length: calls }, () => ({ role: 'tool', content: new Opaque(), tool_call_id: new Opaque() }));
+    const after = this.renderWith([...window, ...replyForm, ...next], this.toolsOf(tools), true, true);
+    if (!after) return undefined;
+    const open: RawRender = { raw: before.raw + gp, neutral: before.neutral };
+    const b = before.neutral.restore(before.raw);
+    const g = open.neutral.restore(open.raw);
+    if (!g.startsWith(b) || !after.neutral.restore(after.raw).startsWith(b)) return undefined;
+    const stop = this.stopAfter(after.raw, before.raw.length);
+    if (!stop) return undefined;
+    for (const m of next) for (const o of [m.content, m.tool_call_id]) if (after.raw.lastIndexOf(o.placeholder, stop.end - 1) >= 0) return undefined;
+    const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
+    return {
+      next, tail: after.raw.slice(stop.end), neutral: after.neutral, ...(generated ? {} : { lead: stop.id }),
+      drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id),
+    };
+  }
+
+  /**
+   * The continuation foreseen by {@link foresee}, for these new messages: when they have its
+   * messages' shape (the same keys in the same order, a string where it held an opaque text, the
+   * same value elsewhere), its tail with their texts filled in, encoded; else undefined.
+   */
+  private fillIn(spec: Speculation, following: readonly TemplateMessage[]): { ids: TokenIds; drift: Drift } | undefined {
+    if (following.length !== spec.next.length) return undefined;
+    const neutral = new Neutralizer(this.lookAlike, spec.neutral.originals);
+    for (let i = 0; i < following.length; i++) {
+      const real = following[i] as unknown as Record<string, unknown>;
+      const shape = spec.next[i]!;
+      let n = 0;
+      for (const k in real) {
+        if (!Object.prototype.hasOwnProperty.call(real, k)) continue;
+        const v = real[k];
+        const want = shape[k];
+        if (want instanceof Opaque) {
+          if (typeof v !== 'string') return undefined;
+          neutral.originals[want.index] = v;
+        } else if (want !== v) return undefined;
+        n++;
+      }
+      const keys = Object.keys(shape);
+      if (n !== keys.length) return undefined;
+      // The same order too: a template that walks a message's keys would meet them in it.
+      let j = 0;
+      for (const k in real) if (Object.prototype.hasOwnProperty.call(real, k) && keys[j++] !== k) return undefined;
+    }
+    const lead = new IdChunks();
+    if (spec.lead !== undefined) lead.push(spec.lead);
+    return { ids: this.encodeRaw(spec.tail, neutral, lead), drift: spec.drift };
   }
 
   private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: TokenIds; drift: Drift; after?: RawRender } | undefined {

@@ -13,6 +13,20 @@ const OPEN = '\uE000';
 const CLOSE = '\uE001';
 const PLACEHOLDER = /\uE000(\d+)\uE001/g;
 
+/**
+ * A string not known yet: a message's text in a render made before the message arrives (see
+ * JinjaChatTemplate.primeContinuation). Neutralizing gives it a placeholder of its own, whose
+ * original is filled in once the text is known; the compiled template may only write it out
+ * (jinja-compile.ts: any other use of it throws `Fallback`), so a render that succeeds is the
+ * render of every string in its place.
+ */
+export class Opaque {
+  /** The placeholder's number in the Neutralizer that met it (set by {@link Neutralizer.apply}). */
+  index = -1;
+  /** The placeholder the template writes for it. */
+  placeholder = '';
+}
+
 export class Neutralizer {
   readonly originals: string[];
 
@@ -41,6 +55,11 @@ export class Neutralizer {
   /** `v` with look-alikes replaced; a value without any is returned as it is (nothing copied). */
   private deep(v: unknown): unknown {
     if (typeof v === 'string') return this.str(v);
+    if (v instanceof Opaque) {
+      v.index = this.originals.push('') - 1;
+      v.placeholder = `${OPEN}${v.index}${CLOSE}`;
+      return v;
+    }
     if (this.clean && typeof v === 'object' && v !== null && isSettled(v)) {
       if (this.clean.has(v)) return v;
       const out = this.walk(v);

@@ -1,4 +1,4 @@
-import type { ChatTemplate, Drift, FinishReason, TokenIds } from '../contracts/engine';
+import type { ChatTemplate, ContinuationHistory, Drift, FinishReason, TokenIds } from '../contracts/engine';
 import type { CanonicalConversation, CanonicalMessage, ToolSpec } from '../contracts/messages';
 import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
@@ -120,7 +120,7 @@ export class TitoLedger {
           callIndex: answer.callIndex, tools, messages, incoming, context, reply: answer.reply,
           buffer, promptIds, outputIds: answer.outputIds, finishReason: answer.finishReason,
         });
-        this.prime({ messages, reply: answer.reply, tools: conversation.tools });
+        this.prime({ messages, reply: answer.reply, tools: conversation.tools, outputIds: answer.outputIds, finishReason: answer.finishReason });
       },
       failed: (callIndex) => {
         this.attempts.push({ callIndex, tools, messages, context, promptIds });
@@ -134,7 +134,7 @@ export class TitoLedger {
    * (two turns of the event loop), so that a harness in this process reads its answer first.
    * A later call that arrives before it simply does without.
    */
-  private prime(history: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: readonly ToolSpec[] }): void {
+  private prime(history: ContinuationHistory): void {
     const template = this.template;
     if (!template.primeContinuation) return;
     setImmediate(() => setImmediate(() => {
