@@ -1,41 +1,51 @@
 import type { Engine, GeneratedToken } from '../contracts/engine';
 import { isClawGymError } from '../errors';
-import { withTokenTimeouts } from './generate';
+import { drainTokens } from './generate';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** An engine that waits `delays[i]` ms before its i-th token, and hangs after the last. */
-function engineOf(delays: number[], hangAtEnd: boolean): Engine {
-  return {
-    name: 'timed', policyVersion: () => 0,
+/** An engine that waits `delays[i]` ms before its i-th token, and hangs after the last; `stopped` counts its generator's finally. */
+function engineOf(delays: number[], hangAtEnd: boolean, fail?: string): Engine & { stopped: number } {
+  const engine = {
+    name: 'timed', policyVersion: () => 0, stopped: 0,
     async *generate(): AsyncIterable<GeneratedToken> {
-      for (const [i, d] of delays.entries()) { await sleep(d); yield { tokenId: i, logprob: 0 }; }
-      if (hangAtEnd) await new Promise(() => undefined);
+      try {
+        for (const [i, d] of delays.entries()) { await sleep(d); yield { tokenId: i, logprob: 0 }; }
+        if (fail) throw new Error(fail);
+        if (hangAtEnd) await new Promise(() => undefined);
+      } finally { engine.stopped++; }
     },
-  } as unknown as Engine;
+  };
+  return engine as unknown as Engine & { stopped: number };
 }
 
-async function collect(engine: Engine, firstMs: number, nextMs: number, handleMs = 0) {
+/** Busy for `ms` (a caller that handles a token slowly, without letting the event loop run). */
+const busy = (ms: number) => { const end = Date.now() + ms; while (Date.now() < end) { /* handling */ } };
+
+async function collect(engine: Engine, firstMs: number, nextMs: number, o: { handleMs?: number; stopAfter?: number; throwAt?: number } = {}) {
   const ids: number[] = [];
   let timedOut = 0;
   try {
-    for await (const t of withTokenTimeouts(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: 10, temperature: 1, topP: 1 } }, firstMs, nextMs, () => { timedOut++; })) {
+    await drainTokens(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: 10, temperature: 1, topP: 1 } }, firstMs, nextMs, () => { timedOut++; }, (t) => {
       ids.push(t.tokenId);
-      if (handleMs) await sleep(handleMs);
-    }
+      if (o.throwAt === t.tokenId) throw new Error('the caller failed');
+      if (o.handleMs) busy(o.handleMs);
+      return o.stopAfter === undefined || ids.length < o.stopAfter;
+    });
     return { ids, timedOut };
   } catch (err) {
     return { ids, timedOut, error: isClawGymError(err) ? `${err.code}: ${err.message}` : String(err) };
   }
 }
 
-describe('withTokenTimeouts', () => {
-  it('yields every token of an engine within its limits, and ends with it', async () => {
+describe('drainTokens', () => {
+  it('hands over every token of an engine within its limits, and ends with it', async () => {
     expect(await collect(engineOf([5, 5, 5], false), 200, 200)).toEqual({ ids: [0, 1, 2], timedOut: 0 });
   });
 
   it('an engine that never starts: the first-token limit, once', async () => {
-    expect(await collect(engineOf([], true), 60, 1000)).toEqual({ ids: [], timedOut: 1, error: 'CLAWGYM_ENGINE_FAILED: engine timed produced no first token within 60 ms' });
+    const engine = engineOf([], true);
+    expect(await collect(engine, 60, 1000)).toEqual({ ids: [], timedOut: 1, error: 'CLAWGYM_ENGINE_FAILED: engine timed produced no first token within 60 ms' });
   });
 
   it('an engine that stalls mid-stream: the next-token limit, after the tokens so far', async () => {
@@ -45,6 +55,30 @@ describe('withTokenTimeouts', () => {
   });
 
   it('counts only the wait for the engine: a caller slower than the limit does not time out', async () => {
-    expect(await collect(engineOf([1, 1, 1, 1], false), 60, 60, 120)).toEqual({ ids: [0, 1, 2, 3], timedOut: 0 });
+    expect(await collect(engineOf([1, 1, 1, 1], false), 60, 60, { handleMs: 120 })).toEqual({ ids: [0, 1, 2, 3], timedOut: 0 });
+  });
+
+  it('stops the engine when the caller says so, and when the caller throws', async () => {
+    const stopped = engineOf([1, 1, 1, 1], false);
+    expect(await collect(stopped, 200, 200, { stopAfter: 2 })).toEqual({ ids: [0, 1], timedOut: 0 });
+    await sleep(5);
+    expect(stopped.stopped).toBe(1);
+    const thrown = engineOf([1, 1, 1, 1], false);
+    expect(await collect(thrown, 200, 200, { throwAt: 1 })).toEqual({ ids: [0, 1], timedOut: 0, error: 'Error: the caller failed' });
+    await sleep(5);
+    expect(thrown.stopped).toBe(1);
+  });
+
+  it('rejects with the engine\'s own error, after the tokens it gave', async () => {
+    expect(await collect(engineOf([1, 1], false, 'engine broke'), 200, 200)).toEqual({ ids: [0, 1], timedOut: 0, error: 'Error: engine broke' });
+  });
+
+  it('an engine that yields at once, many times: all of it, in order, no timer left behind', async () => {
+    const n = 500;
+    const engine = { name: 'instant', policyVersion: () => 0, async *generate() { for (let i = 0; i < n; i++) yield { tokenId: i, logprob: -0.5 }; } } as unknown as Engine;
+    const ids: number[] = [];
+    await drainTokens(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: n, temperature: 1, topP: 1 } }, 50, 50, () => { throw new Error('no timeout expected'); }, (t) => { ids.push(t.tokenId); return true; });
+    expect(ids).toEqual(Array.from({ length: n }, (_, i) => i));
+    await sleep(120); // a timer still armed would call onTimeout (and throw) by now
   });
 });

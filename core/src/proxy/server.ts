@@ -7,7 +7,7 @@ import { messageOf } from '../errors';
 import { randomHex } from '../util/random-hex';
 import type { RecordStore } from '../contracts/records';
 import { eventsToMessage } from '../engine/output';
-import { withTokenTimeouts } from './generate';
+import { drainTokens } from './generate';
 import { checkArgumentsDepth } from './json-depth';
 import { validateSampling } from './sampling';
 import { checkSchema, classifyCall, withSchemaInstruction } from './request-features';
@@ -357,18 +357,17 @@ export class ServingProxy {
       } catch (err) { parserFailed = true; throw err; }
     };
     try {
-      const tokens = withTokenTimeouts(engine, {
+      await drainTokens(engine, {
         promptIds: prepared.promptIds, sessionId: session.rolloutId, get signal() { return abort.signal; },
         sampling: { maxTokens, temperature, topP },
-      }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort());
-      for await (const t of tokens) {
+      }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort(), (t) => {
         firstTokenAt ??= Date.now();
         outputIds.push(t.tokenId);
         logprobs.push(t.logprob);
-        if (this.stopIds.has(t.tokenId)) { stoppedOnToken = true; break; }
+        if (this.stopIds.has(t.tokenId)) { stoppedOnToken = true; return false; }
         if (responder) parseTo(outputIds.length);
-        if (outputIds.length >= maxTokens || abort.aborted) break;
-      }
+        return outputIds.length < maxTokens && !abort.aborted;
+      });
       parseTo(generated());
       emit(parser.end());
     } catch (err) {
