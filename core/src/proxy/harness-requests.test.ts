@@ -9,6 +9,7 @@ import { openAiChat } from './wire/openai-chat';
 import { openAiResponses } from './wire/openai-responses';
 import type { WireAdapter } from './wire/types';
 import { recordedRequest } from '../testing/request-capture';
+import { testModel } from '../model/__fixtures__/test-models';
 
 // Request bodies captured from the real CLIs (scripts/install-harnesses.sh, a stand-in server):
 // two consecutive calls of a "create hello.txt" task each.
@@ -86,5 +87,31 @@ describe.each(newest)('real $harness requests', ({ first, second, adapter }) => 
     expect(reply.role).toBe('assistant');
     prepared.commit({ callIndex: 0, outputIds: chatTemplate.renderReply(reply.parts), finishReason: 'stop', reply });
     expect(ledger.prepare(call2.conversation).origin).toMatchObject({ kind: 'reuse', parentCall: 0 });
+  });
+});
+
+// The same calls with Qwen3's template: the continuation foreseen before call 2 arrives (its tool
+// results' turn rendered with their texts opaque, JinjaChatTemplate.primeContinuation) must give
+// call 2 the ids that rendering its turn gives, for what each real CLI sends after a tool call.
+describe.each(newest)('real $harness requests, Qwen3 template, the tool turn foreseen', ({ first, second, adapter }) => {
+  it('gives call 2 the ids a render of its new messages gives', () => {
+    const { chatTemplate: qwen3 } = testModel('qwen3');
+    const call1 = adapter.parse(recordedRequest(first).body);
+    const call2 = adapter.parse(recordedRequest(second).body);
+    const messages = splitTrailingContext(call1.conversation.messages).messages;
+    const later = splitTrailingContext(call2.conversation.messages).messages;
+    const reply = later[messages.length]!;
+    const next = later.slice(messages.length + 1);
+    const history = { messages, reply, tools: call2.conversation.tools, outputIds: qwen3.renderReply(reply.parts, call2.conversation.tools), finishReason: 'stop' as const };
+    const rendered = qwen3.continueFrom!(history, next, { checkedAt: 1e9 });
+    const memo: Record<string, unknown> = { checkedAt: 1e9 };
+    qwen3.primeContinuation!(history, memo);
+    const fill = jest.spyOn(qwen3 as unknown as { fillIn: (...a: unknown[]) => unknown }, 'fillIn');
+    const foreseen = qwen3.continueFrom!(history, next, memo);
+    // Every one of these CLIs answers a tool call with just its result: the foreseen turn is used.
+    expect(fill).toHaveReturnedWith(expect.objectContaining({ ids: expect.anything() }));
+    fill.mockRestore();
+    expect(Array.from(foreseen.ids)).toEqual(Array.from(rendered.ids));
+    expect(foreseen.drift).toEqual(rendered.drift);
   });
 });
