@@ -373,22 +373,20 @@ export class JinjaChatTemplate implements ChatTemplate {
     for (let i = 0; i < following.length; i++) {
       const real = following[i] as unknown as Record<string, unknown>;
       const shape = spec.next[i]!;
-      let n = 0;
-      for (const k in real) {
-        if (!Object.prototype.hasOwnProperty.call(real, k)) continue;
-        const v = real[k];
+      const keys = Object.keys(shape);
+      const realKeys = Object.keys(real);
+      // The same keys in the same order: a template that walks a message's keys meets them so.
+      if (realKeys.length !== keys.length) return undefined;
+      for (let j = 0; j < keys.length; j++) {
+        const k = keys[j]!;
+        if (realKeys[j] !== k) return undefined;
         const want = shape[k];
+        const v = real[k];
         if (want instanceof Opaque) {
           if (typeof v !== 'string') return undefined;
           neutral.originals[want.index] = v;
         } else if (want !== v) return undefined;
-        n++;
       }
-      const keys = Object.keys(shape);
-      if (n !== keys.length) return undefined;
-      // The same order too: a template that walks a message's keys would meet them in it.
-      let j = 0;
-      for (const k in real) if (Object.prototype.hasOwnProperty.call(real, k) && keys[j++] !== k) return undefined;
     }
     const lead = new IdChunks();
     if (spec.lead !== undefined) lead.push(spec.lead);
