@@ -112,7 +112,7 @@ describe('incremental continuation', () => {
         const history = { messages, reply, tools, outputIds: chatTemplate.renderReply(reply.parts, tools), finishReason: 'stop' as const };
         const rendered = chatTemplate.continueFrom!(history, next, { checkedAt: 64 });
         chatTemplate.primeContinuation!(history, memo);
-        expect(memo.primed?.next).toBeDefined();
+        expect(memo.primed?.foreseen).toBeDefined();
         fill.mockClear();
         const c = chatTemplate.continueFrom!(history, next, { ...memo, checkedAt: 64 });
         expect(fill).toHaveReturnedWith(expect.objectContaining({ ids: expect.anything() }));

@@ -38,7 +38,7 @@ export interface ContinuationMemo {
   /** The last call's window with its reply and new messages, and their render (see continueFrom). */
   last?: { window: TemplateMessage[]; raw: string; neutral: Neutralizer; tools: string; history: TemplateMessage[] };
   /** The window of the last answered call and its render, made off the request path (see primeContinuation). */
-  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; all: TemplateMessage[]; replyForm: TemplateMessage[]; window: TemplateMessage[]; before: RawRender; next?: Speculation };
+  primed?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage; tools: string; all: TemplateMessage[]; replyForm: TemplateMessage[]; window: TemplateMessage[]; before: RawRender; foreseen?: Speculation };
   /** The session's tools reduced to their names (the same object while the names stay). */
   standIn?: { list: ToolSpec[]; names: string };
 }
@@ -262,7 +262,7 @@ export class JinjaChatTemplate implements ChatTemplate {
       // when its new messages have the shape foreseen, their turn rendered then too.
       windowed = primed.window;
       known = primed.before;
-      fast = primed.next && this.fillIn(primed.next, following);
+      fast = primed.foreseen && this.fillIn(primed.foreseen, following);
     } else if (prev && gp !== null && prev.tools === toolNames && prev.window.length <= 16 && all.length === prev.history.length
       && prev.raw.endsWith(gp) && sameValues(all, prev.history)) {
       // The last call's window plus what it added is a window of this call too (it keeps the
@@ -330,7 +330,9 @@ export class JinjaChatTemplate implements ChatTemplate {
     const { list, names } = this.standInOf(history.tools, memo);
     try {
       const before = this.renderRaw(window, list, false);
-      memo.primed = { messages: history.messages, reply: history.reply, tools: names, all, replyForm, window, before, next: this.foresee(window, replyForm, list, history, before, gp) };
+      let foreseen: Speculation | undefined;
+      try { foreseen = this.foresee(window, replyForm, list, history, before, gp); } catch { /* the next call renders its turn */ }
+      memo.primed = { messages: history.messages, reply: history.reply, tools: names, all, replyForm, window, before, foreseen };
     } catch { /* the next call renders it, and reports what fails */ }
   }
 
