@@ -26,7 +26,8 @@ async function main() {
   const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxies.before));
   // The two builds' sessions alternate in one open loop (256 sessions, 50 calls/s in all: the
   // bench's load), so each call of one build has a call of the other beside it in time; the bare
-  // server runs its own phases in between, as in bench:template, for the ratios.
+  // server runs its own phases in between, for the ratios (bench:template now alternates the bare
+  // server's calls with the proxy's too; here the two builds' difference is the figure).
   const latencies = { before: [], after: [], bare: [] };
   const tagged = (k, call) => async () => { const t = await call(); latencies[k].push(t); return t; };
   const mixed = Array.from({ length: 256 }, (_, i) => {
