@@ -12,9 +12,10 @@ import { ClawGymError, ErrorCodes } from '../errors';
  * costs the engine's own promise and a clock read: the loop awaits the engine's iterator
  * directly, and only the whole call races the clock. One timer per call, armed for the shorter
  * limit, checks when it fires how long the wait in progress has lasted and arms itself again
- * for what is left of it (only a wait longer than the shorter limit gets there). A wrapping
- * iterator made a promise and a reaction more per token (~35 µs a call of 25 tokens at p50
- * under bench:template's load, measured by leaving the wrapper out).
+ * for what is left of it (only a wait longer than the shorter limit gets there). The wrapping
+ * iterator this replaced made a promise and a reaction more per token: 229 ns a token against
+ * 139 here, warm, and 407 against 229 at one call per 20 ms (500 tokens a call; the engine's
+ * bare async generator alone: 93 and 158).
  */
 export function drainTokens(
   engine: Engine, request: GenerateRequest, firstMs: number, nextMs: number, onTimeout: () => void,
