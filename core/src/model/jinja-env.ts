@@ -163,40 +163,31 @@ export class JinjaRenderer {
   private globalValues?: Record<string, unknown>;
 
   render(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string {
-    const compiled = this.compiled;
-    if (compiled) {
-      let text: string | undefined;
-      try {
-        let plain: Record<string, unknown> = NONE;
-        for (const k in prepared) {
-          if (plain === NONE) plain = {};
-          plain[k] = prepared[k]!.plain;
-        }
-        text = compiled(variables, this.globals(), plain);
-      } catch {
-        // A value the compiled form leaves to the interpreter, or an error: the interpreter's result or error stands.
-      }
-      if (text !== undefined) {
-        if (++this.renders % this.crossCheckEvery !== 0) return text;
-        const reference = this.interpret(variables, prepared);
-        if (reference !== text) this.compiled = undefined;
-        return reference;
-      }
+    // Undefined: no compiled form, a value it leaves to the interpreter, or an error: the interpreter's result or error stands.
+    const text = this.renderCompiled(variables, prepared);
+    if (text !== undefined) {
+      if (++this.renders % this.crossCheckEvery !== 0) return text;
+      const reference = this.interpret(variables, prepared);
+      if (reference !== text) this.compiled = undefined;
+      return reference;
     }
     return this.interpret(variables, prepared);
   }
 
   /**
    * The compiled form's render only, or undefined where it has none or leaves this render to the
-   * interpreter: for variables holding an `Opaque` text (neutralize.ts, jinja-compile.ts), which the
-   * interpreter cannot read and whose render no cross-check could compare. Not counted for the
-   * cross-checks: it never stands in for a render of real values.
+   * interpreter. Called alone for variables holding an `Opaque` text (neutralize.ts,
+   * jinja-compile.ts), which the interpreter cannot read and whose render no cross-check could
+   * compare: so it is not counted for the cross-checks ({@link render} counts its own).
    */
   renderCompiled(variables: Record<string, unknown>, prepared: Record<string, Prepared> = {}): string | undefined {
     const compiled = this.compiled;
     if (!compiled) return undefined;
-    const plain: Record<string, unknown> = {};
-    for (const k in prepared) plain[k] = prepared[k]!.plain;
+    let plain: Record<string, unknown> = NONE;
+    for (const k in prepared) {
+      if (plain === NONE) plain = {};
+      plain[k] = prepared[k]!.plain;
+    }
     try {
       return compiled(variables, this.globals(), plain);
     } catch {

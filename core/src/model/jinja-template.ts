@@ -48,13 +48,19 @@ export interface ContinuationMemo {
  * likely shape (a tool result per tool call) whose texts are {@link Opaque}: what is left to do
  * when they come is to check their shape, fill in their texts and encode.
  */
-interface Speculation {
+interface Speculation extends Cut {
   /** The new messages as rendered: their strings opaque. */
   next: Record<string, unknown>[];
-  /** The render's text after the reply's stop marker, placeholders in. */
-  tail: string;
   /** The render's placeholders (the opaque texts' are filled in per call). */
   neutral: Neutralizer;
+}
+
+/** A continuation cut from a render of the context plus the reply and the new messages (see JinjaChatTemplate.cut). */
+interface Cut {
+  /** The render's text after the reply's stop marker, placeholders in: what is encoded. */
+  tail: string;
+  /** Where the tail starts in the render. */
+  start: number;
   /** The stop id to put before the tail (the reply was cut before generating it). */
   lead?: number;
   drift: Drift;
@@ -342,7 +348,8 @@ export class JinjaChatTemplate implements ChatTemplate {
    * that the compiled template finishes with them is the render of every text in their place
    * (jinja-compile.ts), so at the next call only the shape is checked and the texts filled in.
    * Undefined where the reply made no tool calls, the template looks at such a text, or the
-   * texts would land before the reply's stop marker.
+   * texts would land before the reply's stop marker; a template that fails a continuation throws,
+   * as {@link cut} does for any render (the caller then foresees nothing).
    */
   private foresee(window: TemplateMessage[], replyForm: TemplateMessage[], tools: readonly ToolSpec[], h: ContinuationHistory, before: RawRender, gp: string): Speculation | undefined {
     const calls = h.reply.parts.reduce((n, p) => n + (p.type === 'tool_call' ? 1 : 0), 0);
@@ -350,18 +357,10 @@ export class JinjaChatTemplate implements ChatTemplate {
     const next = Array.from({ length: calls }, () => ({ role: 'tool', content: new Opaque(), tool_call_id: new Opaque() }));
     const after = this.renderWith([...window, ...replyForm, ...next], this.toolsOf(tools), true, true);
     if (!after) return undefined;
-    const open: RawRender = { raw: before.raw + gp, neutral: before.neutral };
-    const b = before.neutral.restore(before.raw);
-    const g = open.neutral.restore(open.raw);
-    if (!g.startsWith(b) || !after.neutral.restore(after.raw).startsWith(b)) return undefined;
-    const stop = this.stopAfter(after.raw, before.raw.length);
-    if (!stop) return undefined;
-    for (const m of next) for (const o of [m.content, m.tool_call_id]) if (after.raw.lastIndexOf(o.placeholder, stop.end - 1) >= 0) return undefined;
-    const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
-    return {
-      next, tail: after.raw.slice(stop.end), neutral: after.neutral, ...(generated ? {} : { lead: stop.id }),
-      drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id),
-    };
+    const cut = this.cut(before, { raw: before.raw + gp, neutral: before.neutral }, after, h, false);
+    if (!cut) return undefined;
+    for (const m of next) for (const o of [m.content, m.tool_call_id]) if (after.raw.lastIndexOf(o.placeholder, cut.start - 1) >= 0) return undefined;
+    return { ...cut, next, neutral: after.neutral };
   }
 
   /**
@@ -390,9 +389,7 @@ export class JinjaChatTemplate implements ChatTemplate {
         } else if (want !== v) return undefined;
       }
     }
-    const lead = new IdChunks();
-    if (spec.lead !== undefined) lead.push(spec.lead);
-    return { ids: this.encodeRaw(spec.tail, neutral, lead), drift: spec.drift };
+    return { ids: this.encodeCut(spec, neutral), drift: spec.drift };
   }
 
   private continueWith(context: TemplateMessage[], reply: TemplateMessage[], next: TemplateMessage[], h: ContinuationHistory, tools: readonly ToolSpec[], whole: boolean, known?: RawRender): { ids: TokenIds; drift: Drift; after?: RawRender } | undefined {
@@ -411,6 +408,17 @@ export class JinjaChatTemplate implements ChatTemplate {
       if (!whole) return undefined;
       throw err;
     }
+    const cut = this.cut(before, open, after, h, whole);
+    return cut && { ids: this.encodeCut(cut, after.neutral), drift: cut.drift, after };
+  }
+
+  /**
+   * The continuation in `after` (the context, the reply and the new messages rendered), given the
+   * context's render without and with the generation prompt: the text after the reply's stop
+   * marker, and how the reply's segment drifts from what the engine generated. Undefined (or,
+   * `whole`, an error) when `after` does not extend the context's render.
+   */
+  private cut(before: RawRender, open: RawRender, after: RawRender, h: ContinuationHistory, whole: boolean): Cut | undefined {
     const b = before.neutral.restore(before.raw);
     const a = after.neutral.restore(after.raw);
     const g = open.neutral.restore(open.raw);
@@ -422,10 +430,17 @@ export class JinjaChatTemplate implements ChatTemplate {
     const stop = this.stopAfter(after.raw, before.raw.length);
     if (!stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template writes no stop token (${this.stopTexts.join(', ')}) after an assistant reply`);
     const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
+    return {
+      tail: after.raw.slice(stop.end), start: stop.end, ...(generated ? {} : { lead: stop.id }),
+      drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id),
+    };
+  }
+
+  /** A cut's ids: the stop id it leads with, if any, then its tail encoded. */
+  private encodeCut(cut: Cut, neutral: Neutralizer): TokenIds {
     const lead = new IdChunks();
-    if (!generated) lead.push(stop.id);
-    const ids = this.encodeRaw(after.raw.slice(stop.end), after.neutral, lead);
-    return { ids, drift: this.drift(after.raw.slice(before.raw.length, stop.end), after.neutral, g.slice(b.length), open, before, h, generated, stop.id), after };
+    if (cut.lead !== undefined) lead.push(cut.lead);
+    return this.encodeRaw(cut.tail, neutral, lead);
   }
 
   private genPrompt?: string | null;
