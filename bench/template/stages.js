@@ -57,7 +57,14 @@ const STAGES = [
   [mod('rollout/call-store.js').CallStore?.prototype, 'append', 'record'],
   [mod('proxy/wire/openai-chat.js').openAiChat, 'json', 'response body'],
   [mod('proxy/server.js').ServingProxy?.prototype, 'sendJson', 'response written'],
+  [mod('proxy/json-depth.js'), 'checkArgumentsDepth', 'arguments depth'],
+  [mod('proxy/sampling.js'), 'validateSampling', 'sampling check'],
+  [mod('engine/output.js'), 'eventsToMessage', 'reply message'],
+  [mod('proxy/request-features.js'), 'classifyCall', 'call role'],
+  [mod('model/template-messages.js'), 'toTemplateMessages', 'template messages (+ primes)'],
+  [mod('util/settled.js'), 'settle', 'settle (each call of it)'],
 ];
+time(mod('proxy/generate.js'), 'drainTokens', 'token loop', true);
 for (const [owner, name, label] of STAGES) time(owner, name, label);
 time(mod('proxy/server.js').ServingProxy?.prototype, 'generate', 'generate (all of it)', true);
 
