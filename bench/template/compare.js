@@ -21,8 +21,9 @@ const after = require(join(root, 'core', 'dist', 'index.js'));
 const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, conversation, openLoop, grow, pct, agent } = require('./load.js');
 
 async function main() {
-  const proxyOf = (lib) => nullEngineProxy(lib, lib.loadChatModel(modelDir('qwen3'), { now: NOW }));
-  const proxies = { before: await proxyOf(before), after: await proxyOf(after) };
+  const proxyOf = (lib, perToken) => nullEngineProxy(lib, lib.loadChatModel(modelDir('qwen3'), { now: NOW }), perToken);
+  // PER_TOKEN_BEFORE=1: the build before takes its null engine's tokens one a step (a build older than TokenStep cannot take more).
+  const proxies = { before: await proxyOf(before, process.env.PER_TOKEN_BEFORE === '1' || undefined), after: await proxyOf(after) };
   const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxies.before));
   // The two builds' sessions alternate in one open loop (256 sessions, 50 calls/s in all: the
   // bench's load), so each call of one build has a call of the other beside it in time; the bare

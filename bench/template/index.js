@@ -10,7 +10,7 @@ const { join } = require('node:path');
 const core = require('../../core/dist/index.js');
 const { TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = core;
 const { TokenizerLoader } = require('@lenml/tokenizers');
-const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
+const { PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
 const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
@@ -158,7 +158,7 @@ async function main() {
   const RATE = 50; // calls/s in all: below the proxy's capacity here, so p50 shows per-call cost, not a queue
   const rt = await roundTripsApart(256, RATE, 32);
   const drift = rt.records.reduce((m, r) => { m[r.drift?.class ?? 'none'] = (m[r.drift?.class ?? 'none'] ?? 0) + 1; return m; }, {});
-  console.log(`round trip (${rt.apart ? 'a process of its own' : 'in this process, after the phases above'}), 256 sessions each way alternating in one open loop, ${RATE} calls/s in all: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
+  console.log(`round trip (${rt.apart ? 'a process of its own' : 'in this process, after the phases above'}; the null engine's reply ${PER_TOKEN ? 'one token a step, BENCH_PER_TOKEN=1' : 'in one step'}), 256 sessions each way alternating in one open loop, ${RATE} calls/s in all: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
   console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} p50_added_us=${((rt.proxyP50 - rt.bareP50) * 1000).toFixed(0)} bare_p50_ms=${rt.bareP50.toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} encode_first_pass_tok_per_s=${t.cold.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
   agent.destroy();
 }

@@ -72,13 +72,22 @@ async function grow(calls, turns) {
   for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
 }
 
+/** `BENCH_PER_TOKEN=1`: the null engine yields one token a step, as every engine did before steps (a build older than them needs it). */
+const PER_TOKEN = process.env.BENCH_PER_TOKEN === '1';
+
 /**
  * A started proxy of `lib` (a build of core: core/dist, or a copy for compare.js) with a null
- * engine that answers every call with one tool call in the template's format, at once.
+ * engine that answers every call with one tool call in the template's format, at once: the
+ * whole reply as one step (contracts/engine.ts TokenStep: what the scripted engine, a Tinker
+ * sample or a vLLM chunk of many tokens hands over), or one token a step when `perToken`.
  */
-async function nullEngineProxy(lib, { tokenizer, chatTemplate }) {
+async function nullEngineProxy(lib, { tokenizer, chatTemplate }, perToken = PER_TOKEN) {
   const reply = chatTemplate.renderReply([{ type: 'tool_call', id: 'x', name: 'exec', arguments: JSON.stringify({ command: 'ls -la' }) }]);
-  const engine = { name: 'null', tokenizer, chatTemplate, policyVersion: () => 0, async *generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; } };
+  const tokens = reply.map((tokenId) => ({ tokenId, logprob: -0.1 }));
+  const engine = {
+    name: 'null', tokenizer, chatTemplate, policyVersion: () => 0,
+    generate: perToken ? async function* generate() { for (const id of reply) yield { tokenId: id, logprob: -0.1 }; } : async function* generate() { yield tokens.slice(); },
+  };
   const proxy = new lib.ServingProxy({ engine, store: new lib.CallStore(join(mkdtempSync(join(tmpdir(), 'bench-template-')), 'calls')), runId: 'bench' });
   await proxy.start();
   return proxy;
@@ -107,4 +116,4 @@ async function bareServer(sample) {
   return { server: bare, url: `http://127.0.0.1:${bare.address().port}` };
 }
 
-module.exports = { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
+module.exports = { PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };

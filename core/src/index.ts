@@ -37,6 +37,7 @@ export { ChatMlTemplate, parseToolCall, type ChatMlSpecials } from './engine/cha
 export { byteChatMl } from './engine/byte-chatml';
 export { ScriptedEngine, type Script, type ScriptContext, type ScriptedTurn } from './engine/scripted';
 export { createTokenIdEngine, type TokenIdEngineOptions } from './engine/token-id-client';
+export { eachToken, tokensOf } from './engine/token-steps';
 export { ServingProxy, type ProxyOptions } from './proxy/server';
 export type { SessionInfo } from './proxy/sessions';
 export { TitoLedger, type PreparedPrompt } from './proxy/ledger';

@@ -117,6 +117,13 @@ export interface GeneratedToken {
   logprob: number;
 }
 
+/**
+ * What an engine's stream yields: one token, or the tokens that reached it together, in order
+ * (a vLLM or SGLang stream chunk, a finished Tinker sample, a scripted reply). A consumer takes
+ * the tokens of a step in one go; {@link eachToken} (engine/token-steps.ts) gives them one by one.
+ */
+export type TokenStep = GeneratedToken | readonly GeneratedToken[];
+
 /** A generation request: token ids in, a stream of tokens out. */
 export interface GenerateRequest {
   promptIds: TokenIds;
@@ -153,8 +160,12 @@ export interface Engine {
    * a sync is under way; a server reports which one served).
    */
   policyVersion(sessionId?: string): number;
-  /** Generate tokens one by one; yields as soon as each exists. */
-  generate(request: GenerateRequest): AsyncIterable<GeneratedToken>;
+  /**
+   * Generate tokens; yields them as soon as they exist: each on its own, or those that arrived
+   * together as one array (each step is a wait for the consumer, so an engine that holds several
+   * tokens at once hands them over at once).
+   */
+  generate(request: GenerateRequest): AsyncIterable<TokenStep>;
   /**
    * Load the trainer's newest weights: `weights` when the trainer published them
    * ({@link PublishedWeights}); without it, engines that share the trainer's weights in process

@@ -1,4 +1,4 @@
-import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, Tokenizer } from '../contracts/engine';
+import type { ChatTemplate, Engine, GenerateRequest, TokenStep, Tokenizer } from '../contracts/engine';
 import type { MessagePart } from '../contracts/messages';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { byteChatMl } from './byte-chatml';
@@ -74,7 +74,7 @@ export class ScriptedEngine implements Engine {
     return ids;
   }
 
-  async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
+  async *generate(request: GenerateRequest): AsyncIterable<TokenStep> {
     const sessionId = request.sessionId ?? 'default';
     const callIndex = this.calls.get(sessionId) ?? 0;
     this.calls.set(sessionId, callIndex + 1);
@@ -87,12 +87,21 @@ export class ScriptedEngine implements Engine {
       return;
     }
     const ids = this.replyIds(turn).slice(0, request.sampling.maxTokens);
+    if (!turn.delayMsPerToken) {
+      // The whole reply exists at once: one step (up to a scripted failure, then the failure).
+      const fail = turn.failAfterTokens !== undefined && turn.failAfterTokens < ids.length ? turn.failAfterTokens : undefined;
+      if (request.signal?.aborted) return;
+      const tokens = ids.slice(0, fail).map((tokenId) => ({ tokenId, logprob: 0 }));
+      if (tokens.length) yield tokens;
+      if (fail !== undefined) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `scripted failure after ${fail} tokens`);
+      return;
+    }
     for (let i = 0; i < ids.length; i++) {
       if (request.signal?.aborted) return;
       if (turn.failAfterTokens !== undefined && i === turn.failAfterTokens) {
         throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `scripted failure after ${i} tokens`);
       }
-      if (turn.delayMsPerToken) await sleep(turn.delayMsPerToken, request.signal);
+      await sleep(turn.delayMsPerToken, request.signal);
       yield { tokenId: ids[i]!, logprob: 0 };
     }
   }

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GenerateRequest, GeneratedToken } from '../contracts/engine';
+import type { GenerateRequest, GeneratedToken, TokenStep } from '../contracts/engine';
 import { byteChatMl } from './byte-chatml';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
+import { tokensOf } from './token-steps';
 
 const { tokenizer, chatTemplate } = byteChatMl();
 const IM_END = tokenizer.special('<|im_end|>');
@@ -19,17 +20,19 @@ const request = (signal?: AbortSignal): GenerateRequest => ({
 
 const sse = (payload: unknown) => `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`;
 
-/** A vLLM `/v1/completions` stream chunk carrying output token `i` (return_token_ids, logprobs=1). */
-function vllmChunk(i: number): string {
+/** A vLLM `/v1/completions` stream chunk carrying output tokens `from`…`i` (return_token_ids, logprobs=1). */
+function vllmChunk(i: number, from = i): string {
   const last = i === outIds.length - 1;
-  const text = tokenizer.decode([outIds[i]!]);
+  const ids = outIds.slice(from, i + 1);
+  const texts = ids.map((id) => tokenizer.decode([id]));
+  const lps = outLps.slice(from, i + 1);
   return sse({
     id: 'cmpl-7f3a', object: 'text_completion', created: 1760000000, model: MODEL,
     choices: [{
-      index: 0, text,
-      logprobs: { text_offset: [i], token_logprobs: [outLps[i]], tokens: [text], top_logprobs: [{ [text]: outLps[i] }] },
+      index: 0, text: texts.join(''),
+      logprobs: { text_offset: texts.map((_, k) => from + k), token_logprobs: lps, tokens: texts, top_logprobs: texts.map((t, k) => ({ [t]: lps[k] })) },
       finish_reason: last ? 'stop' : null, stop_reason: last ? IM_END : null,
-      prompt_token_ids: i === 0 ? promptIds : null, token_ids: [outIds[i]],
+      prompt_token_ids: from === 0 ? promptIds : null, token_ids: ids,
     }],
     usage: null,
   });
@@ -62,7 +65,8 @@ const flavors = {
   },
   sglang: {
     path: '/generate',
-    chunk: (i: number) => sglangChunk(i),
+    // Cumulative: a chunk after token `i` holds every token so far, whatever came before (`from` unused).
+    chunk: (i: number, _from?: number) => sglangChunk(i),
     body: {
       input_ids: promptIds, stream: true, return_logprob: true,
       sampling_params: { max_new_tokens: 64, temperature: 0.7, top_p: 0.9, stop_token_ids: [IM_END, EXTRA_STOP] },
@@ -105,9 +109,16 @@ function engine(flavor: 'vllm' | 'sglang', baseUrl: string, extra: Partial<Token
   return createTokenIdEngine({ flavor, baseUrl, model: MODEL, tokenizer, chatTemplate, ...extra });
 }
 
-async function collect(it: AsyncIterable<GeneratedToken>): Promise<GeneratedToken[]> {
+async function collect(it: AsyncIterable<TokenStep>): Promise<GeneratedToken[]> {
   const out: GeneratedToken[] = [];
-  for await (const t of it) out.push(t);
+  for await (const step of it) out.push(...tokensOf(step));
+  return out;
+}
+
+/** The steps themselves: how the tokens were handed over. */
+async function steps(it: AsyncIterable<TokenStep>): Promise<GeneratedToken[][]> {
+  const out: GeneratedToken[][] = [];
+  for await (const step of it) out.push([...tokensOf(step)]);
   return out;
 }
 
@@ -140,10 +151,22 @@ describe.each(['vllm', 'sglang'] as const)('%s', (flavor) => {
     const it = engine(flavor, baseUrl).generate(request())[Symbol.asyncIterator]();
     const first = await within(it.next(), 'first token');
     expect(restSent).toBe(false);
-    expect(first.value).toEqual(expected[0]);
+    expect(tokensOf(first.value)).toEqual([expected[0]]);
     release();
     const rest = await collect({ [Symbol.asyncIterator]: () => it });
-    expect([first.value, ...rest]).toEqual(expected);
+    expect([...tokensOf(first.value), ...rest]).toEqual(expected);
+  });
+
+  it('hands the tokens of one chunk over as one step, and one chunk\'s tokens only', async () => {
+    // The server sends the first token on its own, then the other three in one chunk (as vLLM
+    // does when it streams more than one token per chunk, and SGLang's cumulative output).
+    const { baseUrl } = await standIn((res) => {
+      startSse(res);
+      res.write(f.chunk(0));
+      res.write(f.chunk(outIds.length - 1, 1));
+      res.end(sse('[DONE]'));
+    });
+    expect(await steps(engine(flavor, baseUrl).generate(request()))).toEqual([expected.slice(0, 1), expected.slice(1)]);
   });
 
   it('rejects with the HTTP status on a 500', async () => {
@@ -167,7 +190,7 @@ describe.each(['vllm', 'sglang'] as const)('%s', (flavor) => {
       req.socket.destroy();
     });
     const got: GeneratedToken[] = [];
-    const run = async () => { for await (const t of engine(flavor, baseUrl).generate(request())) got.push(t); };
+    const run = async () => { for await (const step of engine(flavor, baseUrl).generate(request())) got.push(...tokensOf(step)); };
     await expect(run()).rejects.toMatchObject({ code: 'CLAWGYM_ENGINE_FAILED', message: expect.stringMatching(/request failed: terminated/) });
     expect(got).toEqual([expected[0]]);
   });
@@ -186,7 +209,7 @@ describe.each(['vllm', 'sglang'] as const)('%s', (flavor) => {
     });
     const ctl = new AbortController();
     const it = engine(flavor, baseUrl).generate(request(ctl.signal))[Symbol.asyncIterator]();
-    expect((await within(it.next(), 'first token')).value).toEqual(expected[0]);
+    expect(tokensOf((await within(it.next(), 'first token')).value)).toEqual([expected[0]]);
     ctl.abort();
     await within(upstreamClosed, 'upstream closed'); // seen by the stand-in without another next()
     expect(await within(it.next(), 'end of stream')).toEqual({ done: true, value: undefined });
@@ -206,7 +229,7 @@ describe('token-id engine, details', () => {
   it('closes the upstream request when the consumer stops early', async () => {
     let upstreamClosed!: Promise<void>;
     const { baseUrl } = await standIn((res, req) => { upstreamClosed = closed(req); startSse(res); res.write(vllmChunk(0)); });
-    for await (const t of engine('vllm', baseUrl).generate(request())) { expect(t).toEqual(expected[0]); break; }
+    for await (const step of engine('vllm', baseUrl).generate(request())) { expect(tokensOf(step)).toEqual([expected[0]]); break; }
     await within(upstreamClosed, 'upstream closed');
   });
 

@@ -272,7 +272,7 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
     return m && chunk.model.startsWith(loraPrefix) ? Number(m[1]) : undefined;
   };
 
-  async function* generate(request: GenerateRequest): AsyncGenerator<GeneratedToken> {
+  async function* generate(request: GenerateRequest): AsyncGenerator<readonly GeneratedToken[]> {
     const { signal } = request;
     if (syncing) await syncing.catch(() => undefined); // new calls wait for the weights being loaded
     if (signal?.aborted) return;
@@ -316,10 +316,11 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
         if (v !== undefined) reported = Math.min(reported ?? v, v);
         const step = flavor === 'vllm' ? parseVllm(chunk) : parseSglang(chunk, yielded);
         finished ||= step.finished;
-        for (const t of step.tokens) {
-          yielded++;
+        if (step.tokens.length) {
+          // A chunk's tokens go out as one step, as they came.
+          yielded += step.tokens.length;
           clearTimeout(timer); // the consumer's pace is not the server's silence
-          yield t;
+          yield step.tokens;
           arm();
         }
       }

@@ -1,4 +1,4 @@
-import type { Engine, GeneratedToken } from '../contracts/engine';
+import type { Engine, GeneratedToken, TokenStep } from '../contracts/engine';
 import { isClawGymError } from '../errors';
 import { drainTokens } from './generate';
 
@@ -80,5 +80,51 @@ describe('drainTokens', () => {
     await drainTokens(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: n, temperature: 1, topP: 1 } }, 50, 50, () => { throw new Error('no timeout expected'); }, (t) => { ids.push(t.tokenId); return true; });
     expect(ids).toEqual(Array.from({ length: n }, (_, i) => i));
     await sleep(120); // a timer still armed would call onTimeout (and throw) by now
+  });
+
+  /** An engine that yields `steps` (arrays of ids are one step), waiting `ms` before each; `stopped` counts its finally. */
+  function stepEngine(steps: (number | number[])[], ms: number, hangAtEnd = false) {
+    const engine = {
+      name: 'steps', policyVersion: () => 0, stopped: 0,
+      async *generate(): AsyncIterable<TokenStep> {
+        try {
+          for (const s of steps) {
+            await sleep(ms);
+            yield Array.isArray(s) ? s.map((tokenId) => ({ tokenId, logprob: -1 })) : { tokenId: s, logprob: -1 };
+          }
+          if (hangAtEnd) await new Promise(() => undefined);
+        } finally { engine.stopped++; }
+      },
+    };
+    return engine as unknown as Engine & { stopped: number };
+  }
+
+  it('hands over the tokens of a step in order, in one go, mixed with single tokens', async () => {
+    const engine = stepEngine([[0, 1, 2], 3, [4, 5]], 2);
+    const seen: [number, number][] = []; // [token, how many waits for the engine had begun]
+    let waits = 0;
+    const steps = engine.generate;
+    (engine as { generate: Engine['generate'] }).generate = (r) => {
+      const it = steps.call(engine, r)[Symbol.asyncIterator]();
+      return { [Symbol.asyncIterator]: () => ({ next: () => { waits++; return it.next(); }, return: (v?: unknown) => it.return!(v) }) } as AsyncIterable<TokenStep>;
+    };
+    await drainTokens(engine, { promptIds: new Int32Array(0), sampling: { maxTokens: 10, temperature: 1, topP: 1 } }, 200, 200, () => undefined, (t) => { seen.push([t.tokenId, waits]); return true; });
+    expect(seen).toEqual([[0, 1], [1, 1], [2, 1], [3, 2], [4, 3], [5, 3]]);
+  });
+
+  it('stops inside a step when the caller says so: the rest of the step is dropped and the engine stopped', async () => {
+    const engine = stepEngine([[0, 1, 2, 3], [4]], 1);
+    expect(await collect(engine, 200, 200, { stopAfter: 2 })).toEqual({ ids: [0, 1], timedOut: 0 });
+    await sleep(5);
+    expect(engine.stopped).toBe(1);
+  });
+
+  it('an empty step is not a token: the first-token limit still runs from the first wait', async () => {
+    // Empty steps every 20 ms (as a stream's keep-alive chunks would be), never a token.
+    const started = Date.now();
+    expect(await collect(stepEngine(Array.from({ length: 30 }, () => []), 20, true), 90, 1000)).toEqual({
+      ids: [], timedOut: 1, error: 'CLAWGYM_ENGINE_FAILED: engine steps produced no first token within 90 ms',
+    });
+    expect(Date.now() - started).toBeLessThan(400); // not the next-token limit, nor a wait restarted by each step (600 ms of them)
   });
 });

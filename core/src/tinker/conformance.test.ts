@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { TrainerBatch } from '../contracts/trainer';
+import { eachToken } from '../engine/token-steps';
 import type { RolloutTree } from '../contracts/tree';
 import { ClawGymError } from '../errors';
 import { clippedTisLoss } from '../train/policy-loss';
@@ -223,7 +224,7 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       expect(engine.chatTemplate.stopIds).toContain(151645);
       expect(engine.tokenizer.decode(engine.tokenizer.encode('héllo 你好'))).toBe('héllo 你好');
       expect(Array.from(engine.tokenizer.encode('hello'))).toEqual([14990]);
-      const run = async () => { const out: [number, number][] = []; for await (const t of engine.generate({ promptIds: Int32Array.from([7, 8]), sampling: { maxTokens: 16, temperature: 1, topP: 0.9, seed: 3 } })) out.push([t.tokenId, t.logprob]); return out; };
+      const run = async () => { const out: [number, number][] = []; for await (const t of eachToken(engine.generate({ promptIds: Int32Array.from([7, 8]), sampling: { maxTokens: 16, temperature: 1, topP: 0.9, seed: 3 } }))) out.push([t.tokenId, t.logprob]); return out; };
       expect(await run()).toEqual([[104, -1.04], [105, -1.05], [257, -2.57]]);
       await engine.syncWeights!({ path: 'tinker://model_1234abcd/step-1', version: 1, kind: 'lora' });
       expect(await run()).toEqual([[106, -1.06]]);

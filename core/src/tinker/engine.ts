@@ -51,7 +51,7 @@ export class TinkerEngine implements Engine {
     this.version = weights.version;
   }
 
-  async *generate(request: GenerateRequest): AsyncIterable<GeneratedToken> {
+  async *generate(request: GenerateRequest): AsyncIterable<readonly GeneratedToken[]> {
     const s = request.sampling;
     const body = {
       num_samples: 1,
@@ -66,10 +66,9 @@ export class TinkerEngine implements Engine {
     if (!seq || seq.tokens.length !== seq.logprobs.length) {
       throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `Tinker service at ${this.http.baseUrl}: asample answered ${seq ? `${seq.tokens.length} tokens with ${seq.logprobs.length} logprobs` : 'no sequence'}`, { hint: 'The service must return one logprob per sampled token.' });
     }
-    for (let i = 0; i < seq.tokens.length; i++) {
-      if (request.signal?.aborted) return;
-      yield { tokenId: seq.tokens[i]!, logprob: seq.logprobs[i]! };
-    }
+    if (request.signal?.aborted) return;
+    // The sample arrives whole: its tokens are one step.
+    yield seq.tokens.map((tokenId, i) => ({ tokenId, logprob: seq.logprobs[i]! }));
   }
 }
 

@@ -8,6 +8,7 @@ import type { Engine } from '../contracts/engine';
 import type { Trainer } from '../contracts/trainer';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
 import { saveCheckpoint } from '../train/checkpoint';
+import { tokensOf } from '../engine/token-steps';
 import { decodeAdam, decodeDatum, decodeLossConfig, inputTokens, parseTinkerPath, type WireDatum, type WireModelInput, type WirePassInput, type WirePassOutput, type WireSampleOutput } from './wire';
 
 /** Options of {@link TinkerServer}. */
@@ -284,9 +285,11 @@ export class TinkerServer {
         for (let s = 0; s < (b.num_samples ?? 1); s++) {
           const tokens: number[] = [];
           const logprobs: number[] = [];
-          for await (const t of engine.generate({ promptIds: prompt, sampling: { maxTokens: sp.max_tokens, temperature: sp.temperature ?? 1, topP: sp.top_p ?? 1, stopIds: stops, ...(sp.seed != null ? { seed: sp.seed + s } : {}) } })) {
-            tokens.push(t.tokenId);
-            logprobs.push(t.logprob);
+          for await (const step of engine.generate({ promptIds: prompt, sampling: { maxTokens: sp.max_tokens, temperature: sp.temperature ?? 1, topP: sp.top_p ?? 1, stopIds: stops, ...(sp.seed != null ? { seed: sp.seed + s } : {}) } })) {
+            for (const t of tokensOf(step)) {
+              tokens.push(t.tokenId);
+              logprobs.push(t.logprob);
+            }
           }
           sequences.push({ stop_reason: tokens.length && stopSet.has(tokens[tokens.length - 1]!) ? 'stop' : 'length', tokens, logprobs });
         }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { byteChatMl, cpuKernels, createTokenIdEngine, type GeneratedToken, type GenerateRequest, type TokenIdEngineOptions } from '@clawgym/core';
+import { byteChatMl, cpuKernels, createTokenIdEngine, tokensOf, type GeneratedToken, type GenerateRequest, type TokenIdEngineOptions, type TokenStep } from '@clawgym/core';
 import { KvDecoder } from './decode';
 import { EmbeddedEngine, samplingLogprobs } from './engine';
 import type { ModelConfig } from './model';
@@ -46,9 +46,9 @@ async function startServer(): Promise<{ url: string; child: ChildProcess }> {
 const request = (sessionId: string, seed?: number): GenerateRequest => ({
   promptIds: prompt, sessionId, sampling: { maxTokens: 12, temperature: 1, topP: 1, stopIds: [END], ...(seed === undefined ? {} : { seed }) },
 });
-async function collect(it: AsyncIterable<GeneratedToken>): Promise<GeneratedToken[]> {
+async function collect(it: AsyncIterable<TokenStep>): Promise<GeneratedToken[]> {
   const out: GeneratedToken[] = [];
-  for await (const t of it) out.push(t);
+  for await (const step of it) out.push(...tokensOf(step));
   return out;
 }
 /** What the policy gives each of `tokens` after the prompt (teacher-forced), as the engine samples. */

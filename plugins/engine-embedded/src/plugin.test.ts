@@ -1,4 +1,4 @@
-import { byteChatMl, trainerOptions } from '@clawgym/core';
+import { byteChatMl, eachToken, trainerOptions } from '@clawgym/core';
 import { createTestKernel } from '@clawgym/core/testing';
 import gpujs from '@clawgym/kernels-gpujs';
 import embedded from './index';
@@ -14,7 +14,7 @@ describe('engine-embedded plugin', () => {
       const trainer = await kernel.registry.get('trainer', 'embedded').create(options(k), ctx);
       const prompt = Int32Array.from(byteChatMl().tokenizer.encode('hi'));
       const out: number[] = [];
-      for await (const t of engine.generate({ promptIds: prompt, sampling: { maxTokens: 5, temperature: 1, topP: 1, seed: 3, stopIds: [] } })) out.push(t.tokenId);
+      for await (const t of eachToken(engine.generate({ promptIds: prompt, sampling: { maxTokens: 5, temperature: 1, topP: 1, seed: 3, stopIds: [] } }))) out.push(t.tokenId);
       expect(out.length).toBeGreaterThan(0);
       expect(engine.policyVersion()).toBe(trainer.policyVersion());
       expect(engine.chatTemplate.name).toBe('compact');

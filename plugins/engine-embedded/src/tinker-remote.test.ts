@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteChatMl, ClawGymError, clippedTisLoss, cpuKernels, ErrorCodes, TinkerServer, TinkerTrainer, TinkerTrainerOptions, tinkerEngineProvider, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
+import { byteChatMl, ClawGymError, eachToken, clippedTisLoss, cpuKernels, ErrorCodes, TinkerServer, TinkerTrainer, TinkerTrainerOptions, tinkerEngineProvider, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
 import { computeGrpo } from '../../algo-grpo/src/grpo';
 import { EmbeddedEngine } from './engine';
 import { SharedPolicy } from './policy';
@@ -137,7 +137,7 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
     const prompt = Int32Array.from(chatTemplate.render({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], tools: [] }));
     const sampling = { maxTokens: 12, temperature: 1, topP: 1, seed: 42 };
     const got: { tokenId: number; logprob: number }[] = [];
-    for await (const t of remoteEngine.generate({ promptIds: prompt, sampling })) got.push(t);
+    for await (const t of eachToken(remoteEngine.generate({ promptIds: prompt, sampling }))) got.push(t);
     const want: { tokenId: number; logprob: number }[] = [];
     for await (const t of new EmbeddedEngine(mine, tokenizer, chatTemplate, 1).generate({ promptIds: prompt, sampling })) want.push(t);
     expect(got.map((t) => t.tokenId)).toEqual(want.map((t) => t.tokenId));

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Engine, GeneratedToken, SamplingParams } from '../../contracts/engine';
 import { messageOf } from '../../errors';
 import { versionOf } from '../weight-sync';
+import { tokensOf } from '../token-steps';
 
 /** Options of {@link serveEngine}. */
 export interface EngineServerOptions {
@@ -107,9 +108,11 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   /** The engine's tokens, held between tokens while paused; stops when the client goes away. */
   async function* tokens(ids: Int32Array, sampling: SamplingParams, signal: AbortSignal): AsyncGenerator<GeneratedToken> {
     while (paused) await resumed!.promise;
-    for await (const t of engine.generate({ promptIds: ids, sampling, signal })) {
-      yield t;
-      while (paused) await resumed!.promise;
+    for await (const step of engine.generate({ promptIds: ids, sampling, signal })) {
+      for (const t of tokensOf(step)) {
+        yield t;
+        while (paused) await resumed!.promise;
+      }
     }
   }
 
