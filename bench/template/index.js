@@ -10,7 +10,7 @@ const { join } = require('node:path');
 const core = require('../../core/dist/index.js');
 const { TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = core;
 const { TokenizerLoader } = require('@lenml/tokenizers');
-const { PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
+const { loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
 const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
@@ -104,18 +104,23 @@ function renderCost(turns, sessions) {
  * phases (4 s of one, then 4 s of the other) the ratio read 1.33–1.59 in five fresh runs of the
  * same build; alternating per call, 1.48–1.53, with the same mean (docs/templates.md).
  */
-async function roundTrips(sessions, rate, seconds) {
+async function roundTrips(sessions, rate, seconds, clientApart) {
   const proxy = await nullEngineProxy(core, model('qwen3'));
   const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxy));
-  const latencies = { proxy: [], bare: [] };
   // `sessions` conversations each way, grown 8 calls deep before measuring (their first calls render in full).
-  const calls = Array.from({ length: 2 * sessions }, (_, i) => {
+  const endpoints = Array.from({ length: 2 * sessions }, (_, i) => {
     const kind = i % 2 ? 'proxy' : 'bare';
     const id = `${kind === 'proxy' ? 'p' : 'b'}-${i >> 1}`;
-    return { kind, call: conversation(kind === 'proxy' ? (s) => proxy.openSession(s) : (s) => ({ baseUrl: `${bareUrl}/s/${s}`, apiKey: 'k' }), id) };
+    return { kind, id, ...(kind === 'proxy' ? proxy.openSession(id) : { baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' }) };
   });
-  await grow(calls.map((c) => c.call), 8);
-  await openLoop(calls.map(({ kind, call }) => async () => { const t = await call(); latencies[kind].push(t); return t; }), rate, seconds);
+  let latencies;
+  if (clientApart) latencies = await loadApart(endpoints, { rate, seconds, turns: 8 });
+  else {
+    latencies = { proxy: [], bare: [] };
+    const calls = endpoints.map(({ kind, id, baseUrl, apiKey }) => ({ kind, call: conversation(() => ({ baseUrl, apiKey }), id) }));
+    await grow(calls.map((c) => c.call), 8);
+    await openLoop(calls.map(({ kind, call }) => async () => { const t = await call(); latencies[kind].push(t); return t; }), rate, seconds);
+  }
   const records = (await Promise.all(proxy.sessions.all().filter((s) => s.rolloutId.startsWith('p-')).map((s) => proxy.records(s.rolloutId)))).flat();
   await proxy.stop();
   await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
@@ -124,15 +129,17 @@ async function roundTrips(sessions, rate, seconds) {
 }
 
 /**
- * The round trips, in a process of their own unless `--in-process`: a proxy process serves one
- * model, while this one has by then rendered the goldens of four other templates and encoded with
- * five tokenizers through the same code, which leaves its JIT type feedback and heap unlike any
- * proxy's (in this process after those phases the ratio reads about 0.1 higher, docs/templates.md).
+ * The round trips' servers, in a process of their own unless `--in-process`: a proxy process
+ * serves one model, while this one has by then rendered the goldens of four other templates and
+ * encoded with five tokenizers through the same code, which leaves its JIT type feedback and heap
+ * unlike any proxy's (in this process after those phases the ratio reads about 0.1 higher,
+ * docs/templates.md). `clientApart`: the client is a process of its own too (load.js `loadApart`),
+ * as every harness is; otherwise it shares the servers' thread, as it did before 2026-12-05.
  */
-function roundTripsApart(sessions, rate, seconds) {
-  if (process.argv.includes('--in-process')) return roundTrips(sessions, rate, seconds).then((rt) => ({ ...rt, apart: false }));
+function roundTripsApart(sessions, rate, seconds, clientApart) {
+  if (process.argv.includes('--in-process')) return roundTrips(sessions, rate, seconds, clientApart).then((rt) => ({ ...rt, apart: false }));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [__filename, '--round-trips', String(sessions), String(rate), String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [__filename, '--round-trips', String(sessions), String(rate), String(seconds), clientApart ? '1' : '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c) => { out += c; });
     child.on('error', reject);
@@ -142,8 +149,8 @@ function roundTripsApart(sessions, rate, seconds) {
 
 async function main() {
   if (process.argv[2] === '--round-trips') {
-    const [sessions, rate, seconds] = process.argv.slice(3).map(Number);
-    const rt = await roundTrips(sessions, rate, seconds);
+    const [sessions, rate, seconds, clientApart] = process.argv.slice(3).map(Number);
+    const rt = await roundTrips(sessions, rate, seconds, clientApart === 1);
     process.stdout.write(JSON.stringify({ ...rt, records: rt.records.map((r) => ({ drift: r.drift })) }));
     agent.destroy();
     return;
@@ -156,10 +163,15 @@ async function main() {
   const costs = renderCost(50, 20);
   console.log(`Qwen3 TITO render cost (ledger.prepare, OpenClaw's system prompt and ${HARNESS_TOOLS.length} tools): turn 1 (full render) ${costs[0].toFixed(2)} ms, turn 2 ${costs[1].toFixed(2)} ms, turn 50 ${costs[49].toFixed(2)} ms, slowest turn ${Math.max(...costs).toFixed(2)} ms`);
   const RATE = 50; // calls/s in all: below the proxy's capacity here, so p50 shows per-call cost, not a queue
-  const rt = await roundTripsApart(256, RATE, 32);
+  // The figure: the client in a process of its own, as every harness is. Then, for comparison
+  // with the figures before 2026-12-05, the same load from a client on the servers' own thread.
+  const rt = await roundTripsApart(256, RATE, 32, true);
+  const shared = await roundTripsApart(256, RATE, 32, false);
   const drift = rt.records.reduce((m, r) => { m[r.drift?.class ?? 'none'] = (m[r.drift?.class ?? 'none'] ?? 0) + 1; return m; }, {});
-  console.log(`round trip (${rt.apart ? 'a process of its own' : 'in this process, after the phases above'}; the null engine's reply ${PER_TOKEN ? 'one token a step, BENCH_PER_TOKEN=1' : 'in one step'}), 256 sessions each way alternating in one open loop, ${RATE} calls/s in all: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
-  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} p50_added_us=${((rt.proxyP50 - rt.bareP50) * 1000).toFixed(0)} bare_p50_ms=${rt.bareP50.toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} encode_first_pass_tok_per_s=${t.cold.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
+  const where = rt.apart ? 'the servers in a process of their own' : 'the servers in this process, after the phases above';
+  console.log(`round trip (${where}, the client in another, as a harness is; the null engine's reply ${PER_TOKEN ? 'one token a step, BENCH_PER_TOKEN=1' : 'in one step'}), 256 sessions each way alternating in one open loop, ${RATE} calls/s in all: proxy p50 ${rt.proxyP50.toFixed(2)} ms (p99 ${rt.proxyP99.toFixed(2)}), bare node:http p50 ${rt.bareP50.toFixed(2)} ms (p99 ${rt.bareP99.toFixed(2)}); ${rt.n} proxy calls, drift ${JSON.stringify(drift)}`);
+  console.log(`round trip with the client on the servers' thread (as measured before 2026-12-05): proxy p50 ${shared.proxyP50.toFixed(2)} ms, bare ${shared.bareP50.toFixed(2)} ms, ratio ${(shared.proxyP50 / shared.bareP50).toFixed(2)}`);
+  console.log(`RESULT template golden_cases=${g.cases} golden_match=${g.match} tokenizer_mismatches=${t.mismatches} render_ratio_50_vs_1=${(costs[49] / costs[0]).toFixed(2)} p50_ratio_vs_bare_http=${(rt.proxyP50 / rt.bareP50).toFixed(2)} p50_added_us=${((rt.proxyP50 - rt.bareP50) * 1000).toFixed(0)} bare_p50_ms=${rt.bareP50.toFixed(2)} p50_ratio_client_on_server_thread=${(shared.proxyP50 / shared.bareP50).toFixed(2)} encode_tok_per_s=${t.encode.toFixed(0)} encode_first_pass_tok_per_s=${t.cold.toFixed(0)} reference_encode_tok_per_s=${t.reference.toFixed(0)}`);
   agent.destroy();
 }
 

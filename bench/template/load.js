@@ -2,6 +2,7 @@
 // The load of bench:template's round trips, shared with compare.js: harness-shaped sessions
 // (OpenClaw's recorded system prompt and tools, a growing tool loop) called in an open loop.
 const http = require('node:http');
+const { fork } = require('node:child_process');
 const { mkdtempSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -72,6 +73,28 @@ async function grow(calls, turns) {
   for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
 }
 
+/**
+ * The load from a process of its own, as a harness is: the client (bench/template/client.js)
+ * calls each of `endpoints` ({ kind, id, baseUrl, apiKey }) as a growing `conversation`, grown
+ * `turns` calls deep first, then in one open loop at `rate` calls/s for `seconds`; resolves to
+ * the measured latencies by kind. In the servers' own process a client shares their one thread:
+ * whatever a server does after `res.end()` then delays the client's reading of the answer, which
+ * no harness (a process of its own) would wait for.
+ */
+function loadApart(endpoints, { rate, seconds, turns }, beforeLoop = async () => undefined) {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(__dirname, 'client.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    child.on('message', (m) => {
+      // Grown: whatever the caller does before the measured loop (profile.js starts its profiler), then go.
+      if (m.grown) beforeLoop().then(() => child.send({ go: true }), reject);
+      else { resolve(m.latencies); child.disconnect(); }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => { if (code) reject(new Error(`the load's client process exited with ${code}`)); });
+    child.send({ endpoints, rate, seconds, turns });
+  });
+}
+
 /** `BENCH_PER_TOKEN=1`: the null engine yields one token a step, as every engine did before steps (a build older than them needs it). */
 const PER_TOKEN = process.env.BENCH_PER_TOKEN === '1';
 
@@ -116,4 +139,4 @@ async function bareServer(sample) {
   return { server: bare, url: `http://127.0.0.1:${bare.address().port}` };
 }
 
-module.exports = { PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
+module.exports = { loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
