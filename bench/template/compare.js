@@ -14,6 +14,9 @@
 // with either build's proxy made first (in case the order matters; no effect of it stood out of
 // that noise), and the figure is the mean of the two differences (both are printed).
 //
+// The client is a process of its own (load.js loadApart), as a harness is: work a proxy does
+// after `res.end()` is not counted, as no harness waits for it.
+//
 // PER_TOKEN_BEFORE=1: the build in <dir> gets a null engine that yields one token a step (a build
 // older than contracts/engine.ts TokenStep cannot take more). ROUNDS: measured rounds per order.
 const { spawn } = require('node:child_process');
@@ -30,34 +33,34 @@ if (!dir) {
 async function compare(first) {
   const libs = {};
   for (const k of first === 'before' ? ['before', 'after'] : ['after', 'before']) libs[k] = require(k === 'before' ? join(resolve(dir), 'index.js') : join(root, 'core', 'dist', 'index.js'));
-  const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, conversation, openLoop, grow, pct, agent } = require('./load.js');
+  const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, loadApart, pct } = require('./load.js');
   const perToken = { before: process.env.PER_TOKEN_BEFORE === '1' || undefined, after: undefined };
   const proxies = {};
   for (const k of Object.keys(libs)) proxies[k] = await nullEngineProxy(libs[k], libs[k].loadChatModel(modelDir('qwen3'), { now: NOW }), perToken[k]);
   const { server: bare, url: bareUrl } = await bareServer(await answerBytes(proxies[first]));
   // The two builds' sessions alternate in one open loop (256 sessions, 50 calls/s in all: the
   // bench's load), so each call of one build has a call of the other beside it in time; the bare
-  // server runs its own phases in between, for the ratios (bench:template now alternates the bare
-  // server's calls with the proxy's too; here the two builds' difference is the figure).
-  const latencies = { before: [], after: [], bare: [] };
-  const tagged = (k, call) => async () => { const t = await call(); latencies[k].push(t); return t; };
-  const mixed = Array.from({ length: 256 }, (_, i) => {
-    const k = i % 2 ? 'after' : 'before';
-    return conversation((id) => proxies[k].openSession(id), `${k}-${i}`);
-  });
-  const bareCalls = Array.from({ length: 256 }, (_, i) => conversation((id) => ({ baseUrl: `${bareUrl}/s/${id}`, apiKey: 'k' }), `bare-${i}`));
-  await grow(mixed, 8);
-  await grow(bareCalls, 8);
-  const measured = mixed.map((call, i) => tagged(i % 2 ? 'after' : 'before', call));
+  // server runs its own phases in between, for the ratios (bench:template alternates the bare
+  // server's calls with the proxy's too; here the two builds' difference is the figure). The
+  // client is a process of its own (load.js loadApart), as a harness is.
+  const endpoints = [
+    ...Array.from({ length: 256 }, (_, i) => {
+      const k = i % 2 ? 'after' : 'before';
+      return { kind: k, id: `${k}-${i}`, ...proxies[k].openSession(`${k}-${i}`) };
+    }),
+    ...Array.from({ length: 256 }, (_, i) => ({ kind: 'bare', id: `bare-${i}`, baseUrl: `${bareUrl}/s/bare-${i}`, apiKey: 'k' })),
+  ];
   const rounds = Number(process.env.ROUNDS ?? 3);
-  for (let r = 0; r < rounds; r++) {
-    latencies.bare.push(...await openLoop(bareCalls, 50, 6));
-    await openLoop(measured, 50, 6);
-    console.error(`  ${first} made first, round ${r + 1}/${rounds}: p50 so far: before ${pct(latencies.before, 0.5).toFixed(3)} ms, after ${pct(latencies.after, 0.5).toFixed(3)} ms, bare ${pct(latencies.bare, 0.5).toFixed(3)} ms`);
-  }
+  const phases = Array.from({ length: rounds }, () => [{ kinds: ['bare'], seconds: 6 }, { kinds: ['before', 'after'], seconds: 6 }]).flat();
+  const latencies = { before: [], after: [], bare: [] };
+  await loadApart(endpoints, { rate: 50, turns: 8, phases }, {
+    onPhase: (i, got) => {
+      for (const [k, xs] of Object.entries(got)) latencies[k].push(...xs);
+      if (i % 2 === 1) console.error(`  ${first} made first, round ${(i + 1) / 2}/${rounds}: p50 so far: before ${pct(latencies.before, 0.5).toFixed(3)} ms, after ${pct(latencies.after, 0.5).toFixed(3)} ms, bare ${pct(latencies.bare, 0.5).toFixed(3)} ms`);
+    },
+  });
   await Promise.all(Object.values(proxies).map((p) => p.stop()));
   await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
-  agent.destroy();
   const p50 = (k) => pct(latencies[k], 0.5);
   return { before: p50('before'), after: p50('after'), bare: p50('bare'), n: latencies.after.length };
 }

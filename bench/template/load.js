@@ -76,22 +76,29 @@ async function grow(calls, turns) {
 /**
  * The load from a process of its own, as a harness is: the client (bench/template/client.js)
  * calls each of `endpoints` ({ kind, id, baseUrl, apiKey }) as a growing `conversation`, grown
- * `turns` calls deep first, then in one open loop at `rate` calls/s for `seconds`; resolves to
- * the measured latencies by kind. In the servers' own process a client shares their one thread:
- * whatever a server does after `res.end()` then delays the client's reading of the answer, which
- * no harness (a process of its own) would wait for.
+ * `turns` calls deep first, then in open loops at `rate` calls/s: one loop over every endpoint
+ * for `seconds`, or one per phase ({ kinds, seconds }: the endpoints of those kinds). Resolves to
+ * the measured latencies by kind. `beforeLoop` runs once the conversations are grown (profile.js
+ * starts its profiler there); `onPhase(i, latencies)` is told each phase's latencies as it ends.
+ * In the servers' own process a client shares their one thread: whatever a server does after
+ * `res.end()` then delays the client's reading of the answer, which no harness (a process of its
+ * own) waits for.
  */
-function loadApart(endpoints, { rate, seconds, turns }, beforeLoop = async () => undefined) {
+function loadApart(endpoints, { rate, seconds, turns, phases }, { beforeLoop = async () => undefined, onPhase = () => undefined } = {}) {
+  const plan = phases ?? [{ kinds: [...new Set(endpoints.map((e) => e.kind))], seconds }];
   return new Promise((resolve, reject) => {
     const child = fork(join(__dirname, 'client.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    const all = {};
     child.on('message', (m) => {
-      // Grown: whatever the caller does before the measured loop (profile.js starts its profiler), then go.
       if (m.grown) beforeLoop().then(() => child.send({ go: true }), reject);
-      else { resolve(m.latencies); child.disconnect(); }
+      else if (m.phase !== undefined) {
+        for (const [kind, xs] of Object.entries(m.latencies)) (all[kind] ??= []).push(...xs);
+        onPhase(m.phase, m.latencies);
+      } else if (m.done) { resolve(all); child.disconnect(); }
     });
     child.once('error', reject);
     child.once('exit', (code) => { if (code) reject(new Error(`the load's client process exited with ${code}`)); });
-    child.send({ endpoints, rate, seconds, turns });
+    child.send({ endpoints, rate, turns, phases: plan });
   });
 }
 

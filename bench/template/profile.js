@@ -20,7 +20,7 @@ async function main() {
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 25 });
   // The profile starts once the client has grown each conversation 8 calls deep (their first calls render in full).
-  const { proxy: latencies } = await loadApart(endpoints, { rate: 50, seconds, turns: 8 }, () => post('Profiler.start'));
+  const { proxy: latencies } = await loadApart(endpoints, { rate: 50, seconds, turns: 8 }, { beforeLoop: () => post('Profiler.start') });
   const { profile } = await post('Profiler.stop');
   const n = latencies.length;
   const self = new Map();

@@ -15,7 +15,7 @@ const { join } = require('node:path');
 
 const dist = join(__dirname, '..', '..', 'core', 'dist');
 const core = require(join(dist, 'index.js'));
-const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, conversation, openLoop, grow, pct, agent } = require('./load.js');
+const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, loadApart, pct } = require('./load.js');
 
 const samples = new Map();
 let measuring = false;
@@ -90,16 +90,14 @@ async function main() {
   const { server: bare, url } = await bareServer(await answerBytes(proxy));
   inside.set(bare.address().port, 'inside: bare server');
   inside.set(Number(new URL(proxy.openSession('port').baseUrl).port), 'inside: proxy');
-  const proxyCalls = Array.from({ length: 256 }, (_, i) => conversation((id) => proxy.openSession(id), `p-${i}`));
-  const bareCalls = Array.from({ length: 256 }, (_, i) => conversation((id) => ({ baseUrl: `${url}/s/${id}`, apiKey: 'k' }), `b-${i}`));
-  await grow(proxyCalls, 8);
-  await grow(bareCalls, 8);
-  measuring = true;
-  const rt = { proxy: [], bare: [] };
-  for (let round = 0; round < 2; round++) {
-    rt.bare.push(...await openLoop(bareCalls, 50, seconds / 4));
-    rt.proxy.push(...await openLoop(proxyCalls, 50, seconds / 4));
-  }
+  // The client is a process of its own (load.js loadApart), as a harness is: two rounds of a bare
+  // phase and a proxy phase, each a quarter of `seconds`, after the conversations are grown.
+  const endpoints = Array.from({ length: 256 }, (_, i) => [
+    { kind: 'proxy', id: `p-${i}`, ...proxy.openSession(`p-${i}`) },
+    { kind: 'bare', id: `b-${i}`, baseUrl: `${url}/s/b-${i}`, apiKey: 'k' },
+  ]).flat();
+  const phases = [0, 1].flatMap(() => [{ kinds: ['bare'], seconds: seconds / 4 }, { kinds: ['proxy'], seconds: seconds / 4 }]);
+  const rt = await loadApart(endpoints, { rate: 50, turns: 8, phases }, { beforeLoop: async () => { measuring = true; } });
   measuring = false;
   if (missing.length) console.log(`not timed (no such method in core/dist any more): ${missing.join(', ')}`);
   console.log(`round trip p50: proxy ${pct(rt.proxy, 0.5).toFixed(3)} ms, bare ${pct(rt.bare, 0.5).toFixed(3)} ms (${rt.proxy.length} calls each); per stage, µs:`);
@@ -108,7 +106,6 @@ async function main() {
   console.log(`RESULT template-stages calls=${rt.proxy.length} proxy_p50_ms=${pct(rt.proxy, 0.5).toFixed(3)} bare_p50_ms=${pct(rt.bare, 0.5).toFixed(3)} inside_proxy_us=${p50('inside: proxy')} inside_bare_us=${p50('inside: bare server')} prepare_us=${p50('ledger.prepare')} record_us=${p50('record')}`);
   await proxy.stop();
   await new Promise((r) => { bare.closeAllConnections(); bare.close(r); });
-  agent.destroy();
 }
 
 main().catch((err) => { console.error(err); process.exit(1); });
