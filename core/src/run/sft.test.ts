@@ -4,13 +4,12 @@ import { resolveConfig } from '../config/load';
 import type { Trainer } from '../contracts/trainer';
 import type { RolloutTree } from '../contracts/tree';
 import type { PluginApi } from '../kernel/plugin';
-import { bubblewrapPath } from '../sandbox/local';
-import { describeIf, removeTempProjects, tempProject } from '../testing';
+import { bubblewrapMissing, describeIf, removeTempProjects, tempProject } from '../testing';
 import { sftRun } from './sft';
 
 afterAll(removeTempProjects);
 
-describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'sft, composed like a run', () => {
+describeIf(bubblewrapMissing(), 'sft, composed like a run', () => {
   it('plays the oracle through the harness with the kernel\'s hooks and trains on trees that went through onTreeBuilt', async () => {
     const dir = tempProject({}, 'clawgym-sft-');
     const batches: RolloutTree[][] = [];

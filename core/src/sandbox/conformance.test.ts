@@ -5,8 +5,8 @@ import { resolveConfig } from '../config/load';
 import { ErrorCodes } from '../errors';
 import { provider } from '../kernel/create';
 import { createKernel } from '../run/create-kernel';
-import { describeIf, describeSandboxConformance, startScriptedProxy } from '../testing';
-import { bubblewrapPath, enforcementHere, localSandboxProvider } from './local';
+import { bubblewrapMissing, describeIf, describeSandboxConformance, startScriptedProxy } from '../testing';
+import { enforcementHere, localSandboxProvider } from './local';
 import { netnsAvailable, netnsSandboxProvider } from './netns';
 
 let proxy: Awaited<ReturnType<typeof startScriptedProxy>> | undefined;
@@ -43,7 +43,7 @@ function localLimits(options: { forceFallback?: boolean } = {}) {
   return { ...e, cpus: e.cpus.startsWith('cgroup') ? e.cpus : `not enforced: a CPU share needs a cgroup (here: ${e.cpus})` };
 }
 
-describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'local sandbox with bubblewrap', () => {
+describeIf(bubblewrapMissing(), 'local sandbox with bubblewrap', () => {
   describeSandboxConformance('local (bubblewrap)', async () => ({ provider: localSandboxProvider({ root: root(), log: () => {} }), ...await endpoint() }), { limits: localLimits() });
 });
 

@@ -5,10 +5,10 @@ import { createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Sandbox, SandboxSpec } from '../contracts/sandbox';
-import { describeIf, outcomeWhenMissing } from '../testing/harnesses';
+import { bubblewrapMissing, describeIf, outcomeWhenMissing } from '../testing/harnesses';
 import { commandLinesHolding } from '../testing/sandbox-conformance';
 import { startScriptedProxy } from '../testing/scripted-proxy';
-import { bubblewrapPath, localSandboxProvider, SANDBOX_MARKER_ENV, type LocalSandboxProvider } from './local';
+import { localSandboxProvider, SANDBOX_MARKER_ENV, type LocalSandboxProvider } from './local';
 import { netnsAvailable } from './netns';
 
 const DIST_LOCAL = resolve(__dirname, '..', '..', 'dist', 'sandbox', 'local.js');
@@ -523,7 +523,7 @@ function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
   });
 }
 
-const bwrapMissing = bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)';
+const bwrapMissing = bubblewrapMissing();
 
 describeIf(bwrapMissing, 'local sandbox: bubblewrap', () => suite('bubblewrap'));
 

@@ -1,3 +1,4 @@
+import { bubblewrapPath } from '../sandbox/machine';
 import { netnsAvailable } from '../sandbox/netns';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -61,6 +62,14 @@ export function describeIf(missing: string | undefined, name: string, body: () =
  * What a real-harness end-to-end test needs: the installed CLI, and a network namespace for
  * the sandbox. `missing` says what is absent (for {@link describeIf}).
  */
+/**
+ * Why a test that needs bubblewrap cannot run here, or undefined: the local sandbox's isolation,
+ * and so every rollout of `clawgym eval` / `run` with the default sandbox, needs it.
+ */
+export function bubblewrapMissing(): string | undefined {
+  return bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)';
+}
+
 export function harnessE2ePrerequisites(name: string): { cli: ReturnType<typeof installedHarness>; missing?: string } {
   const cli = installedHarness(name);
   const ns = netnsAvailable();

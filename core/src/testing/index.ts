@@ -13,7 +13,7 @@ export { fixtureCases, type FixtureCase } from './fixtures';
 export { makeTree, type TreeSpec } from './trees';
 export { recordingSandbox, type RecordingSandbox } from './recording-sandbox';
 export { startScriptedProxy } from './scripted-proxy';
-export { installedHarness, harnessE2ePrerequisites, describeIf, outcomeWhenMissing, HARNESS_DIR } from './harnesses';
+export { installedHarness, harnessE2ePrerequisites, bubblewrapMissing, describeIf, outcomeWhenMissing, HARNESS_DIR } from './harnesses';
 export { runHarnessOnce } from './harness-e2e';
 export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type CapturedRequest } from './request-capture';
 export { simulateRollout, type HarnessOp } from './simulated-harness';

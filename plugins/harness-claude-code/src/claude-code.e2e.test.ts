@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { bubblewrapPath, titoStats } from '@clawgym/core';
-import { describeIf, harnessE2ePrerequisites, expectRealTemplateRollout, removeTempProjects, runHarnessOnce, tempProject, testModel } from '@clawgym/core/testing';
+import { titoStats } from '@clawgym/core';
+import { bubblewrapMissing, describeIf, harnessE2ePrerequisites, expectRealTemplateRollout, removeTempProjects, runHarnessOnce, tempProject, testModel } from '@clawgym/core/testing';
 import { claudeCodeHarness } from './index';
 
 
@@ -40,7 +40,7 @@ describeIf(missing, 'real Claude Code CLI through the proxy (e2e)', () => {
 });
 
 // `clawgym eval` runs its rollouts in the default local sandbox, which refuses to run without bubblewrap.
-const oracleMissing = missing ?? (bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap): clawgym eval\'s local sandbox needs it');
+const oracleMissing = missing ?? bubblewrapMissing();
 
 describeIf(oracleMissing, 'the task oracle through the real Claude Code CLI (e2e)', () => {
   afterAll(removeTempProjects);

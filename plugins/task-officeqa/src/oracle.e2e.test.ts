@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { bubblewrapPath } from '@clawgym/core';
-import { describeIf, removeTempProjects, tempProject } from '@clawgym/core/testing';
+import { bubblewrapMissing, describeIf, removeTempProjects, tempProject } from '@clawgym/core/testing';
 
 afterAll(removeTempProjects);
 
@@ -22,7 +21,7 @@ function evalWith(engine: 'oracle' | 'null') {
   return rows.find((x) => x.category === 'all');
 }
 
-describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym eval on a CSV-loaded OfficeQA suite (e2e, built CLI)', () => {
+describeIf(bubblewrapMissing(), 'clawgym eval on a CSV-loaded OfficeQA suite (e2e, built CLI)', () => {
   it('the oracle from the answer column scores 100%, the null engine 0%', () => {
     expect(evalWith('oracle')).toMatchObject({ tasks: 3, pass1: 1, infra: 0 });
     expect(evalWith('null')).toMatchObject({ tasks: 3, pass1: 0, infra: 0 });

@@ -3,8 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ExcelJS from 'exceljs';
-import { bubblewrapPath } from '@clawgym/core';
-import { describeIf, removeTempProjects, tempProject } from '@clawgym/core/testing';
+import { bubblewrapMissing, describeIf, removeTempProjects, tempProject } from '@clawgym/core/testing';
 import { buildDocx, xlsxBytes } from '../index';
 
 const dirs: string[] = [];
@@ -25,7 +24,7 @@ function evalWith(root: string, engine: 'oracle' | 'null') {
   return { all, stderr: r.stderr };
 }
 
-describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym eval on a JobBench folder graded by CHECKS.json (e2e, built CLI)', () => {
+describeIf(bubblewrapMissing(), 'clawgym eval on a JobBench folder graded by CHECKS.json (e2e, built CLI)', () => {
   it('without a solution/ the oracle engine warns it has nothing to play; the checks grade with no judge configured', () => {
     const { all, stderr } = evalWith(FIXTURE, 'oracle');
     expect(stderr).toContain('warning: 1 of 1 task(s) have no oracle, so the oracle engine cannot pass them: jobbench/analyst/task1');
