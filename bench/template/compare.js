@@ -52,11 +52,9 @@ async function compare(first) {
   ];
   const rounds = Number(process.env.ROUNDS ?? 3);
   const phases = Array.from({ length: rounds }, () => [{ kinds: ['bare'], seconds: 6 }, { kinds: ['before', 'after'], seconds: 6 }]).flat();
-  const latencies = { before: [], after: [], bare: [] };
-  await loadApart(endpoints, { rate: 50, turns: 8, phases }, {
-    onPhase: (i, got) => {
-      for (const [k, xs] of Object.entries(got)) latencies[k].push(...xs);
-      if (i % 2 === 1) console.error(`  ${first} made first, round ${(i + 1) / 2}/${rounds}: p50 so far: before ${pct(latencies.before, 0.5).toFixed(3)} ms, after ${pct(latencies.after, 0.5).toFixed(3)} ms, bare ${pct(latencies.bare, 0.5).toFixed(3)} ms`);
+  const latencies = await loadApart(endpoints, { rate: 50, turns: 8, phases }, {
+    onPhase: (i, sofar) => {
+      if (i % 2 === 1) console.error(`  ${first} made first, round ${(i + 1) / 2}/${rounds}: p50 so far: before ${pct(sofar.before, 0.5).toFixed(3)} ms, after ${pct(sofar.after, 0.5).toFixed(3)} ms, bare ${pct(sofar.bare, 0.5).toFixed(3)} ms`);
     },
   });
   await Promise.all(Object.values(proxies).map((p) => p.stop()));

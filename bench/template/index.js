@@ -10,7 +10,7 @@ const { join } = require('node:path');
 const core = require('../../core/dist/index.js');
 const { TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = core;
 const { TokenizerLoader } = require('@lenml/tokenizers');
-const { loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, pct, ms, agent } = require('./load.js');
+const { callsOf, loopByKind, loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, grow, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
 const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
@@ -116,10 +116,9 @@ async function roundTrips(sessions, rate, seconds, clientApart) {
   let latencies;
   if (clientApart) latencies = await loadApart(endpoints, { rate, seconds, turns: 8 });
   else {
-    latencies = { proxy: [], bare: [] };
-    const calls = endpoints.map(({ kind, id, baseUrl, apiKey }) => ({ kind, call: conversation(() => ({ baseUrl, apiKey }), id) }));
+    const calls = callsOf(endpoints);
     await grow(calls.map((c) => c.call), 8);
-    await openLoop(calls.map(({ kind, call }) => async () => { const t = await call(); latencies[kind].push(t); return t; }), rate, seconds);
+    latencies = await loopByKind(calls, rate, seconds);
   }
   const records = (await Promise.all(proxy.sessions.all().filter((s) => s.rolloutId.startsWith('p-')).map((s) => proxy.records(s.rolloutId)))).flat();
   await proxy.stop();

@@ -73,13 +73,25 @@ async function grow(calls, turns) {
   for (let i = 0; i < calls.length; i += 16) await Promise.all(calls.slice(i, i + 16).map(async (call) => { for (let t = 0; t < turns; t++) await call(); }));
 }
 
+/** Each endpoint ({ kind, id, baseUrl, apiKey }) as a growing `conversation`, with its kind. */
+const callsOf = (endpoints) => endpoints.map(({ kind, id, baseUrl, apiKey }) => ({ kind, call: conversation(() => ({ baseUrl, apiKey }), id) }));
+
+/** One open loop over `calls` ({ kind, call }); the latencies by kind. */
+async function loopByKind(calls, rate, seconds) {
+  const latencies = {};
+  for (const { kind } of calls) latencies[kind] ??= [];
+  await openLoop(calls.map(({ kind, call }) => async () => { const t = await call(); latencies[kind].push(t); return t; }), rate, seconds);
+  return latencies;
+}
+
 /**
  * The load from a process of its own, as a harness is: the client (bench/template/client.js)
  * calls each of `endpoints` ({ kind, id, baseUrl, apiKey }) as a growing `conversation`, grown
  * `turns` calls deep first, then in open loops at `rate` calls/s: one loop over every endpoint
  * for `seconds`, or one per phase ({ kinds, seconds }: the endpoints of those kinds). Resolves to
  * the measured latencies by kind. `beforeLoop` runs once the conversations are grown (profile.js
- * starts its profiler there); `onPhase(i, latencies)` is told each phase's latencies as it ends.
+ * starts its profiler there); `onPhase(i, latencies)` is told, as each phase ends, the latencies by
+ * kind of every phase so far.
  * In the servers' own process a client shares their one thread: whatever a server does after
  * `res.end()` then delays the client's reading of the answer, which no harness (a process of its
  * own) waits for.
@@ -93,7 +105,7 @@ function loadApart(endpoints, { rate, seconds, turns, phases }, { beforeLoop = a
       if (m.grown) beforeLoop().then(() => child.send({ go: true }), reject);
       else if (m.phase !== undefined) {
         for (const [kind, xs] of Object.entries(m.latencies)) (all[kind] ??= []).push(...xs);
-        onPhase(m.phase, m.latencies);
+        onPhase(m.phase, all);
       } else if (m.done) { resolve(all); child.disconnect(); }
     });
     child.once('error', reject);
@@ -146,4 +158,4 @@ async function bareServer(sample) {
   return { server: bare, url: `http://127.0.0.1:${bare.address().port}` };
 }
 
-module.exports = { loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
+module.exports = { callsOf, loopByKind, loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, conversation, openLoop, grow, post, pct, ms, agent };
