@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from './main';
 import { removeTempProjects, tempProject } from '../testing';
@@ -116,21 +117,31 @@ describe('clawgym CLI (built, as a user runs it)', () => {
     expect(script.stdout).toMatch(/^Usage: clawgym /m);
   });
 
-  it('says which Node it needs before loading anything: refuses Node 18, warns on Node 20, is silent on 22 and later', () => {
+  it('hands an older Node over to the project\'s Node 24 before loading anything, and refuses where there is none', () => {
     // The launcher reads process.versions.node; a preload stands in for an older Node binary.
-    const as = (version: string, env: Record<string, string> = {}) => spawnSync(process.execPath,
-      ['-e', `Object.defineProperty(process.versions, 'node', { value: '${version}' }); process.argv.splice(1, 1, ${JSON.stringify(bin)}); require(${JSON.stringify(bin)})`, bin, '--help'],
-      { cwd: repo, encoding: 'utf8', timeout: 60_000, env: { ...process.env, CLAWGYM_QUIET_NODE: '', ...env } });
-    const old = as('18.19.0');
-    expect(old.status).toBe(2);
-    expect(old.stderr).toMatch(/^error: ClawGym needs Node 22 or 24 \(this is Node 18\.19\.0\)/);
-    expect(old.stdout).toBe('');
-    const eol = as('20.20.2');
-    expect(eol.status).toBe(0);
-    expect(eol.stderr).toMatch(/^warning: Node 20\.20\.2 is past end of life; ClawGym supports Node 22 and 24/);
-    expect(eol.stdout).toMatch(/^Usage: clawgym /m);
-    expect(as('20.20.2', { CLAWGYM_QUIET_NODE: '1' }).stderr).toBe('');
-    for (const v of ['22.12.0', '24.1.0']) expect(as(v).stderr).toBe('');
+    const as = (version: string, launcher: string, args: string[]) => spawnSync(process.execPath,
+      ['-e', `Object.defineProperty(process.versions, 'node', { value: '${version}' }); process.argv.splice(1, 1, ${JSON.stringify(launcher)}); require(${JSON.stringify(launcher)})`, launcher, ...args],
+      { cwd: repo, encoding: 'utf8', timeout: 60_000 });
+    // Node 20 (Debian 12's) and 18 run the CLI on node_modules' Node 24: the doctor's node row says which Node ran it.
+    for (const version of ['20.20.2', '18.19.0']) {
+      const handed = as(version, bin, ['doctor', '--json']);
+      expect(handed.stderr).not.toMatch(/error: ClawGym needs Node/);
+      const node = (JSON.parse(handed.stdout) as { what: string; detail: string }[]).find((r) => r.what === 'node')!;
+      expect(node.detail).toMatch(/^Node 2[2-9]\./);
+    }
+    // A launcher outside any project with Node 24 in it has nothing to hand over to.
+    const alone = mkdtempSync(join(tmpdir(), 'clawgym-launcher-'));
+    try {
+      copyFileSync(bin, join(alone, 'clawgym.js'));
+      const old = spawnSync(process.execPath, ['-e', `Object.defineProperty(process.versions, 'node', { value: '20.20.2' }); require(${JSON.stringify(join(alone, 'clawgym.js'))})`],
+        { cwd: alone, encoding: 'utf8', timeout: 60_000 });
+      expect(old.status).toBe(2);
+      expect(old.stderr).toMatch(/^error: ClawGym needs Node 22 or 24 \(this is Node 20\.20\.2\)/);
+      expect(old.stderr).toMatch(/run `npm install` in the ClawGym repository/);
+    } finally {
+      rmSync(alone, { recursive: true, force: true });
+    }
+    for (const v of ['22.12.0', '24.1.0']) expect(as(v, bin, ['--help']).stderr).toBe('');
   });
 
   it('ends quietly when its reader closes the pipe', async () => {

@@ -48,11 +48,10 @@ async function resolveSlot<K extends PluginKind>(kernel: Kernel, kind: K, slot: 
 export async function doctor(config: ResolvedConfig): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const major = Number(process.versions.node.split('.')[0]);
-  // Node 20 still runs everything (the suite passes on it) but is past its end of life, and the
-  // newest harness CLIs need 22: say so without failing the check.
+  // The launcher hands an older Node over to the project's Node 24, so this row fails only
+  // when ClawGym is used as a library on an old Node.
   rows.push(row('node', major >= 22 ? { ok: true, reason: `Node ${process.versions.node}` }
-    : major >= 20 ? { ok: true, reason: `Node ${process.versions.node} (end of life; ClawGym supports Node 22 and 24, and the newest Claude Code needs 22)` }
-      : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 22 or 24`, install: 'install Node 24 (https://nodejs.org, or npm i node@24)' }));
+    : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 22 or 24`, install: 'npm install node@24 (then run with node_modules/node/bin/node)' }));
   const kernel = await createKernel(config, { runId: 'doctor', logger: { info: () => {}, warn: () => {} } });
   try {
     const sandbox = await resolveSlot(kernel, 'sandbox', config.sandbox, rows);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { fsWorkspace, type Task, type Workspace } from '@clawgym/core';
@@ -119,8 +119,8 @@ describe('database: paid orders per customer', () => {
   let counts: Record<string, number>;
   beforeAll(async () => {
     ws = await prepared(task);
-    const db = new Database(join(ws.root, 'shop.db'), { readonly: true });
-    const rows = db.prepare("SELECT c.name, count(*) AS n FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.status = 'paid' GROUP BY c.name").all() as { name: string; n: number }[];
+    const db = new DatabaseSync(join(ws.root, 'shop.db'), { readOnly: true });
+    const rows = db.prepare("SELECT c.name, count(*) AS n FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.status = 'paid' GROUP BY c.name").all() as unknown as { name: string; n: number }[];
     db.close();
     counts = Object.fromEntries(rows.map((r) => [r.name, r.n]));
   });
@@ -144,14 +144,14 @@ describe('database: insert the rows of new_products.csv', () => {
   const task = insertRowsTask(5);
   let ws: Workspace;
   beforeEach(async () => { ws = await prepared(task); });
-  const insert = (db: Database.Database, rows: Record<string, string>[], map = (r: Record<string, string>) => [r.sku, r.name, Number(r.price), Number(r.stock)]) => {
+  const insert = (db: DatabaseSync, rows: Record<string, string>[], map = (r: Record<string, string>) => [r.sku, r.name, Number(r.price), Number(r.stock)]) => {
     const ins = db.prepare('INSERT INTO products (sku, name, price, stock) VALUES (?, ?, ?, ?)');
     for (const r of rows) ins.run(...map(r));
   };
   const csv = async () => parseCsv((await ws.readFile('new_products.csv')).toString());
-  const withDb = async (fn: (db: Database.Database, rows: Record<string, string>[]) => void) => {
+  const withDb = async (fn: (db: DatabaseSync, rows: Record<string, string>[]) => void) => {
     const rows = await csv();
-    const db = new Database(join(ws.root, 'shop.db'));
+    const db = new DatabaseSync(join(ws.root, 'shop.db'));
     fn(db, rows);
     db.close();
   };
@@ -163,8 +163,8 @@ describe('database: insert the rows of new_products.csv', () => {
   });
   it('reads rows still in the write-ahead log', async () => {
     const rows = await csv();
-    const db = new Database(join(ws.root, 'shop.db'));
-    db.pragma('journal_mode = WAL');
+    const db = new DatabaseSync(join(ws.root, 'shop.db'));
+    db.exec('PRAGMA journal_mode = WAL');
     insert(db, rows);
     expect(await ws.exists('shop.db-wal')).toBe(true);
     expect((await task.verify(ws)).pass).toBe(true);

@@ -88,13 +88,13 @@ export function insertRowsTask(seed: number): Task {
     oracle: async () => [writeBytesTurn('shop.db', sqliteBytes((db) => {
       db.exec('CREATE TABLE products (sku TEXT PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL, stock INTEGER NOT NULL)');
       const ins = db.prepare('INSERT INTO products VALUES (@sku, @name, @price, @stock)');
-      for (const p of all) ins.run(p);
+      for (const p of all) ins.run({ ...p });
     }))],
     async setup(ws) {
       await ws.writeFile('shop.db', sqliteBytes((db) => {
         db.exec('CREATE TABLE products (sku TEXT PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL, stock INTEGER NOT NULL)');
         const ins = db.prepare('INSERT INTO products VALUES (@sku, @name, @price, @stock)');
-        for (const p of existing) ins.run(p);
+        for (const p of existing) ins.run({ ...p });
       }));
       await ws.writeFile('new_products.csv', ['sku,name,price,stock', ...added.map((p) => [p.sku, p.name, p.price.toFixed(2), p.stock].map(csvCell).join(','))].join('\n') + '\n');
     },

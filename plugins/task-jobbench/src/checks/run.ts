@@ -2,10 +2,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { ClawGymError, ErrorCodes, type Verdict, type Workspace } from '@clawgym/core';
 import { parseCsv, splitRow } from '../csv';
-import { withWorkspaceDb } from '../sqlite';
+import { memoryDb, rowsOf, withWorkspaceDb, type Database } from '../sqlite';
 import { csvCell, fileText, loadXlsx, readCell } from './read';
 import type { Check } from './schema';
 
@@ -45,10 +44,10 @@ function sameRows(got: unknown[][], want: Cell[][], tolerance: number): string |
   return undefined;
 }
 
-function tableFromCsv(text: string): Database.Database {
+function tableFromCsv(text: string): Database {
   const rows = parseCsv(text);
   const header = splitRow(text.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n').split('\n')[0]!).map((h) => h.trim());
-  const db = new Database(':memory:');
+  const db = memoryDb();
   db.exec(`CREATE TABLE data (${header.map((h) => `"${h.replace(/"/g, '""')}"`).join(', ')})`);
   const insert = db.prepare(`INSERT INTO data VALUES (${header.map(() => '?').join(', ')})`);
   for (const row of rows) insert.run(...header.map((h) => csvCell(row[h] ?? '')));
@@ -115,9 +114,9 @@ async function runOne(ws: Workspace, check: Check, ctx: CheckContext): Promise<{
       try {
         if (check.type === 'csv_query') {
           const db = tableFromCsv((await ws.readFile(check.path)).toString('utf8'));
-          try { rows = db.prepare(check.query).raw().all() as unknown[][]; } finally { db.close(); }
+          try { rows = rowsOf(db, check.query); } finally { db.close(); }
         } else {
-          const read = await withWorkspaceDb(ws, check.path, (db) => db.prepare(check.query).raw().all() as unknown[][]);
+          const read = await withWorkspaceDb(ws, check.path, (db) => rowsOf(db, check.query));
           if ('error' in read) return { pass: false, details: `cannot query ${read.error}` };
           rows = read.value;
         }
