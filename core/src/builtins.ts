@@ -9,6 +9,7 @@ import { createTokenIdEngine } from './engine/token-id-client';
 import { tinkerEngineProvider } from './tinker/engine';
 import { tinkerTrainerProvider } from './tinker/trainer';
 import { localSandboxProvider, type LocalSandboxOptions } from './sandbox/local';
+import { detectMachine } from './sandbox/machine';
 import { cpuKernels } from './kernels/cpu';
 import { htmlReporter } from './report/reporters';
 import { tensorboardReporter } from './report/tensorboard/reporter';
@@ -81,16 +82,22 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
 
 /**
  * The local sandbox with its self-check: it isolates with bubblewrap and, without it, refuses
- * to run unless allowUnisolated says so, so a missing `bwrap` is what doctor names.
+ * to run unless allowUnisolated says so. The check starts a real bubblewrap sandbox (as the
+ * provider does), so a `bwrap` that is installed but cannot work here (no user namespaces in
+ * a container) is named as well as a missing one.
  */
 function checkedLocalSandbox(options: LocalSandboxOptions): SandboxProvider {
   const local = localSandboxProvider(options);
   return Object.assign(local, {
     async check() {
-      const bwrap = onPath('bwrap');
-      return bwrap
-        ? { ok: true, reason: `bubblewrap at ${bwrap}` }
-        : { ok: false, reason: 'bubblewrap (bwrap) is not on PATH: the local sandbox refuses to run (sandbox options allowUnisolated: true runs plain processes without file isolation)', install: 'apt-get install -y bubblewrap' };
+      const machine = await detectMachine(options);
+      if (machine.mode === 'bubblewrap') return { ok: true, reason: `${machine.bwrapVersion} at ${machine.bwrap}` };
+      if (options.allowUnisolated) return { ok: true, reason: `plain processes WITHOUT filesystem isolation (${machine.whyFallback}; allowUnisolated is set)` };
+      return {
+        ok: false,
+        reason: `${machine.whyFallback}: the local sandbox refuses to run rollouts unisolated (sandbox options allowUnisolated: true would run plain processes without file isolation)${onPath('bwrap') ? '; let bubblewrap create user namespaces here, or use the docker sandbox' : ''}`,
+        ...(onPath('bwrap') ? {} : { install: 'apt-get install -y bubblewrap' }),
+      };
     },
   });
 }

@@ -21,6 +21,10 @@ export const ErrorCodes = {
   TRAINER_UNSUPPORTED: 'CLAWGYM_TRAINER_UNSUPPORTED',
   REPORTER_FAILED: 'CLAWGYM_REPORTER_FAILED',
   DOCTOR_MISSING: 'CLAWGYM_DOCTOR_MISSING',
+  /** `run`, `eval` or `sft` refused to start: something the config needs is missing (the doctor's checks). */
+  PREFLIGHT_FAILED: 'CLAWGYM_PREFLIGHT_FAILED',
+  /** Every rollout of `run.maxInfraSteps` steps in a row (or of a held-out evaluation) failed for infrastructure reasons. */
+  INFRA_FAILURES: 'CLAWGYM_INFRA_FAILURES',
   ENGINE_FAILED: 'CLAWGYM_ENGINE_FAILED',
   ENGINE_SYNC_FAILED: 'CLAWGYM_ENGINE_SYNC_FAILED',
   USAGE: 'CLAWGYM_USAGE',

@@ -49,6 +49,7 @@ Examples:
   clawgym run --resume --steps 300     continue a run (killed or finished) up to step 300
   clawgym plugins                      list installed plugins and what they provide
   clawgym doctor                       what the config needs that this machine lacks, and how to install it
+  clawgym doctor --fix                 install it (system packages as root; otherwise prints the sudo line)
   clawgym inspect runs/default --rollout r-0001
 
 Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack traces.`);
@@ -124,7 +125,8 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
 
   command('doctor', 'check this machine for what the config needs: installed, missing, and the command that installs it')
     .option('--json', 'print JSON instead of a table')
-    .action(async (opts: { config?: string; json?: boolean }) => doctorCommand(opts, io));
+    .option('--fix', 'run the install commands for what is missing (system packages with apt-get as root; otherwise print the sudo line), then check again')
+    .action(async (opts: { config?: string; json?: boolean; fix?: boolean }) => doctorCommand(opts, io));
 
   command('plugins', 'list every discovered plugin: kind, name, version, package')
     .option('--json', 'print JSON instead of a table')

@@ -60,6 +60,11 @@ export const ConfigSchema = z.strictObject({
     /** Retries of a rollout after an infrastructure failure (never after a harness failure). */
     infraRetries: z.number().int().min(0).default(2),
     /**
+     * Stop the run (non-zero exit, the first failure's message) after this many steps in a row
+     * in which every rollout failed for infrastructure reasons (0: never stop).
+     */
+    maxInfraSteps: z.number().int().min(0).default(3),
+    /**
      * Asynchronous rollouts: they keep running while the trainer steps, and a step trains on the
      * freshest finished groups. A rollout served by weights more than `maxStaleness` policy
      * versions behind the trainer is dropped (counted, never trained); the truncated importance

@@ -1,43 +1,34 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { onPath } from '../util/which';
-import { describeIf, removeTempProjects, tempProject } from '../testing';
+import { resolve } from 'node:path';
+import { bubblewrapMissing, describeIf, removeTempProjects, tempProject } from '../testing';
 
 const bin = resolve(__dirname, '../../bin/clawgym.js');
-const pathDirs: string[] = [];
-afterAll(() => { removeTempProjects(); for (const d of pathDirs) rmSync(d, { recursive: true, force: true }); });
-
-/** A PATH with node on it and nothing else: a machine without bubblewrap, as a shell there sees it. */
-function pathWithoutBubblewrap(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'clawgym-path-'));
-  pathDirs.push(dir);
-  symlinkSync(process.execPath, join(dir, 'node'));
-  return dir;
-}
+const without = resolve(__dirname, '../../../scripts/without-commands.sh');
+afterAll(removeTempProjects);
 
 const project = () => tempProject({ 'clawgym.config.mjs': "export default { algorithm: 'nope' };\n" }, 'clawgym-doctor-');
-const doctor = (cwd: string, env: NodeJS.ProcessEnv, args: string[] = []) =>
-  spawnSync(process.execPath, [bin, 'doctor', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+const doctor = (cwd: string, args: string[] = [], hide: string[] = []) =>
+  spawnSync(hide.length ? without : process.execPath, [...(hide.length ? [...hide, '--', process.execPath] : []), bin, 'doctor', ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
 
-describe('clawgym doctor (built, as a user runs it)', () => {
+// A machine without bubblewrap, made by hiding it in a mount namespace of the test's own.
+const hiding = spawnSync(without, ['bwrap', '--', 'true'], { encoding: 'utf8' });
+describeIf(hiding.status === 0 ? undefined : `cannot hide programs in a mount namespace here: ${hiding.stderr.trim()}`, 'clawgym doctor (built, as a user runs it)', () => {
   it('on a machine missing bubblewrap names it and the command that installs it, and a missing plugin with its npm install; exits 1', () => {
-    const r = doctor(project(), { PATH: pathWithoutBubblewrap() });
-    expect(r.stdout).toMatch(/^missing\s+sandbox local: isolation\s+bubblewrap \(bwrap\) is not on PATH/m);
+    const r = doctor(project(), [], ['bwrap']);
+    expect(r.stdout).toMatch(/^missing\s+sandbox local: isolation\s+bubblewrap \(bwrap\) is not installed: the local sandbox refuses/m);
     expect(r.stdout).toMatch(/^missing\s+algorithm nope\s+/m);
     expect(r.stdout).toMatch(/^ok\s+harness agentloop: CLI/m);
-    expect(r.stdout).toContain('To install what is missing:\n  apt-get install -y bubblewrap\n  npm i -D @clawgym/algo-nope\n');
+    expect(r.stdout).toContain('To install what is missing (or run clawgym doctor --fix):\n  apt-get install -y bubblewrap\n  npm i -D @clawgym/algo-nope\n');
     expect(r.stderr).toContain('2 thing(s) the config needs are missing: sandbox local: isolation, algorithm nope');
     expect(r.status).toBe(1);
   });
 
 });
 
-describeIf(onPath('bwrap') ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym doctor where bubblewrap is installed', () => {
-  it('says where it found it (JSON for scripts)', () => {
-    const rows = JSON.parse(doctor(project(), process.env, ['--json']).stdout) as { status: string; what: string; detail: string }[];
-    expect(rows.find((x) => x.what === 'sandbox local: isolation')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^bubblewrap at \/.+\/bwrap$/) });
+describeIf(bubblewrapMissing(), 'clawgym doctor where bubblewrap is installed', () => {
+  it('says which bubblewrap it started a sandbox with, and where (JSON for scripts)', () => {
+    const rows = JSON.parse(doctor(project(), ['--json']).stdout) as { status: string; what: string; detail: string }[];
+    expect(rows.find((x) => x.what === 'sandbox local: isolation')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^bubblewrap \d+\.\d+\.\d+ at \/.+\/bwrap$/) });
     expect(rows.filter((x) => x.status === 'missing').map((x) => x.what)).toEqual(['algorithm nope']);
   });
 });

@@ -40,18 +40,23 @@ async function resolveSlot<K extends PluginKind>(kernel: Kernel, kind: K, slot: 
   }
 }
 
+export interface DoctorOptions {
+  /** Leave out the engine slot (evaluation with its own oracle or null engine). */
+  skipEngine?: boolean;
+}
+
 /**
  * What the current config needs and whether this machine has it: Node, every slot's provider
  * (installed plugin packages), each harness's own check (`Harness.check`), the sandbox's
  * (`SandboxProvider.check`), with the command that installs whatever is missing.
  */
-export async function doctor(config: ResolvedConfig): Promise<DoctorRow[]> {
+export async function doctor(config: ResolvedConfig, options: DoctorOptions = {}): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const major = Number(process.versions.node.split('.')[0]);
   // The launcher hands an older Node over to the project's Node 24, so this row fails only
   // when ClawGym is used as a library on an old Node.
   rows.push(row('node', major >= 22 ? { ok: true, reason: `Node ${process.versions.node}` }
-    : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 22 or 24`, install: 'npm install node@24 (then run with node_modules/node/bin/node)' }));
+    : { ok: false, reason: `Node ${process.versions.node}; ClawGym needs Node 22 or 24`, install: 'npm install node@24' }));
   const kernel = await createKernel(config, { runId: 'doctor', logger: { info: () => {}, warn: () => {} } });
   try {
     const sandbox = await resolveSlot(kernel, 'sandbox', config.sandbox, rows);
@@ -64,7 +69,7 @@ export async function doctor(config: ResolvedConfig): Promise<DoctorRow[]> {
       const harness = await resolveSlot(kernel, 'harness', slot, rows);
       if (harness) rows.push(row(`harness ${harness.name}: CLI`, await harness.check().catch((err: unknown) => ({ ok: false, reason: messageOf(err) }))));
     }
-    await resolveSlot(kernel, 'engine', config.engine, rows);
+    if (!options.skipEngine) await resolveSlot(kernel, 'engine', config.engine, rows);
     await resolveSlot(kernel, 'trainer', config.trainer, rows);
     await resolveSlot(kernel, 'algorithm', config.algorithm, rows);
     await resolveSlot(kernel, 'policyLoss', config.policyLoss, rows);

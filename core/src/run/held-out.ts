@@ -4,6 +4,7 @@ import { evaluate } from '../eval/evaluate';
 import { Tokens } from './tokens';
 import type { RunServices } from './compose';
 import type { ProgressTracker } from './progress';
+import { refuseAllInfraEval } from './infra-guard';
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
@@ -12,7 +13,8 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
  * as real rollouts with the kernel's hooks (`beforeRollout`, `onModelCall`, `afterRollout`), in
  * a scope of its own (`<runDir>/eval/step-N`, its own call store). Returns the metrics event:
  * Pass@1 per harness × category and overall; nothing when `signal` interrupted it (an
- * interrupted evaluation is not one: a resumed run evaluates that step again).
+ * interrupted evaluation is not one: a resumed run evaluates that step again). An evaluation
+ * whose every rollout was an infrastructure failure measured nothing and stops the run.
  */
 export async function heldOutEval(s: RunServices, o: { name: string; runDir: string; step: number; progress: ProgressTracker; signal?: AbortSignal }): Promise<{ event: MetricsEvent; text: string } | undefined> {
   const { config } = s.kernel;
@@ -26,6 +28,7 @@ export async function heldOutEval(s: RunServices, o: { name: string; runDir: str
     kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes }, signal: o.signal,
   });
   if (o.signal?.aborted) return undefined;
+  refuseAllInfraEval(`the held-out evaluation at step ${o.step}`, report.reports);
   const values: Record<string, number> = {};
   for (const r of report.rows) values[`pass1/${r.harness}/${r.category}`] = r.pass1;
   values.pass1 = mean(report.rows.filter((r) => r.category === 'all').map((r) => r.pass1));

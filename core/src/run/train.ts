@@ -15,6 +15,7 @@ import { RunStateFile } from './state';
 import { runStep, type StepServices } from './step';
 import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics } from './step-metrics';
+import { InfraGuard } from './infra-guard';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
 function frozenConfig(config: ResolvedConfig) {
@@ -96,6 +97,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses };
   let asyncLoop: AsyncLoop | undefined;
+  const infra = new InfraGuard(config.run.maxInfraSteps);
   try {
     // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
     await proxy.start();
@@ -127,6 +129,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values };
       await emit({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
+      infra.step(step, outcome.reports);
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
     await asyncLoop?.stop(); // rollouts beyond the last step are not trained: cancel them

@@ -1,24 +1,51 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { TinkerModel } from './client';
 import { defaultRetry, TinkerHttp } from './http';
 import { modelInput, type WireFuture, type WireSampleOutput } from './wire';
 
 /**
  * Against a running Tinker service: SkyRL's `python -m skyrl.tinker.api` on GPUs, or hosted
- * Tinker (`CLAWGYM_TINKER_API_KEY`), or — in CI, where neither can run — ClawGym's own
- * `clawgym trainer serve`, which `.ci/run` starts (`CLAWGYM_TINKER_BASE_MODEL=embedded`). It runs
- * only when `CLAWGYM_TINKER_URL` is set and otherwise skips with that reason. Against our own
- * server it checks the client end to end, not SkyRL: the conformance transcripts are that check.
+ * Tinker (`CLAWGYM_TINKER_URL`, `CLAWGYM_TINKER_API_KEY`, `CLAWGYM_TINKER_BASE_MODEL`). Without a
+ * URL the test starts ClawGym's own `clawgym trainer serve` (the embedded trainer, base model
+ * `embedded`) and stops it by PID: then it checks the client end to end against our server, not
+ * SkyRL; the conformance transcripts derived from SkyRL's source are that check.
  */
-const url = process.env.CLAWGYM_TINKER_URL;
-const baseModel = process.env.CLAWGYM_TINKER_BASE_MODEL ?? 'Qwen/Qwen3-8B';
-const live = url ? describe : describe.skip;
-if (!url) console.warn('skipping the live Tinker test: set CLAWGYM_TINKER_URL (and CLAWGYM_TINKER_BASE_MODEL) to a running service');
+const given = process.env.CLAWGYM_TINKER_URL;
+const baseModel = given ? process.env.CLAWGYM_TINKER_BASE_MODEL ?? 'Qwen/Qwen3-8B' : 'embedded';
+let url = given ?? '';
+let server: ChildProcess | undefined;
+let dataDir: string | undefined;
 
-live(`live Tinker service at ${url ?? '(CLAWGYM_TINKER_URL unset)'}`, () => {
+beforeAll(async () => {
+  if (given) return;
+  dataDir = mkdtempSync(join(tmpdir(), 'clawgym-live-tinker-'));
+  const child = spawn(process.execPath, [resolve(__dirname, '../../bin/clawgym.js'), 'trainer', 'serve', '--port', '0', '--data', join(dataDir, 'data')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  server = child;
+  let out = '';
+  url = await new Promise<string>((ok, fail) => {
+    child.stdout!.on('data', (d: Buffer) => { out += d; const m = /^ClawGym trainer service \(Tinker API\) on (http:\S+)/m.exec(out); if (m) ok(m[1]!); });
+    child.stderr!.on('data', (d: Buffer) => { out += d; });
+    child.on('exit', (code) => fail(new Error(`clawgym trainer serve exited ${code} before it listened:\n${out}`)));
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server!.on('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe(`live Tinker service (${given ? given : 'clawgym trainer serve, started by the test'})`, () => {
   jest.setTimeout(15 * 60_000);
 
   it('creates a model, scores and trains one datum, steps with lr 0, publishes and samples from the published weights', async () => {
-    const http = new TinkerHttp(url!, process.env.CLAWGYM_TINKER_API_KEY, { ...defaultRetry, futureTimeoutMs: 10 * 60_000 });
+    const http = new TinkerHttp(url, process.env.CLAWGYM_TINKER_API_KEY, { ...defaultRetry, futureTimeoutMs: 10 * 60_000 });
     const model = await TinkerModel.create(http, { baseModel, loraRank: 8, seed: 1 });
     const datum = { modelInput: Int32Array.from([100, 101, 102, 103]), targetTokens: Int32Array.from([101, 102, 103, 104]), weights: Float32Array.from([0, 1, 1, 1]) };
     const scored = await model.forward([datum]);

@@ -51,7 +51,7 @@ export const codexHarness: Harness = {
       require.resolve('@openai/codex/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'scripts/install-harnesses.sh codex' };
+      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'bash scripts/install-harnesses.sh codex' };
     }
   },
   hostPaths(options) {

@@ -37,7 +37,7 @@ export const qwenCodeHarness: Harness = {
       require.resolve('@qwen-code/qwen-code/package.json', { paths: [process.cwd()] });
       return { ok: true };
     } catch {
-      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'scripts/install-harnesses.sh qwen-code' };
+      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'bash scripts/install-harnesses.sh qwen-code' };
     }
   },
   hostPaths(options) {

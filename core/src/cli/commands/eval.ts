@@ -7,6 +7,8 @@ import { slotName, type SlotRef } from '../../kernel/create';
 import { Tokens } from '../../run/tokens';
 import { composeRun } from '../../run/compose';
 import { formatTable } from './plugins';
+import { preflight } from '../../doctor/preflight';
+import { refuseAllInfraEval } from '../../run/infra-guard';
 
 export interface EvalCliOptions {
   config?: string;
@@ -45,6 +47,12 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   // The oracle and null engines are evaluation's own (they need each rollout's task), not providers.
   const own = engineName === 'oracle' || engineName === 'null';
+  // What this evaluation uses (the flags' harnesses and suites), checked before anything starts.
+  await preflight({
+    ...config,
+    ...(opts.harness?.length ? { harnesses: opts.harness, run: { ...config.run, evalHarnesses: undefined } } : {}),
+    ...(opts.suite?.length ? { tasks: opts.suite } : {}),
+  }, 'eval', { skipEngine: own });
   const s = await composeRun({
     config, purpose: 'eval', name, runDir, engine: own ? false : engineSlot,
     harnesses: opts.harness?.length ? opts.harness : undefined, suites: opts.suite?.length ? opts.suite : undefined,
@@ -67,6 +75,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     });
     if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows }, null, 2)}\n`);
     else io.out(`${formatEval(report.rows, k)}\nresults: ${runDir}/eval.json\n`);
+    refuseAllInfraEval('the evaluation', report.reports);
   } finally {
     await s.dispose();
   }

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../config/load';
 import { train } from '../../run/train';
+import { preflight } from '../../doctor/preflight';
 import { wholeNumberFlag } from '../flags';
 import { onInterrupt } from '../interrupt';
 import { LiveDisplay, type LiveStream } from '../live';
@@ -9,6 +10,7 @@ export async function runCommand(opts: { config?: string; resume?: boolean; name
   let config = loadConfig({ cwd: io.cwd, configFile: opts.config });
   // --steps: the run's length in all; with --resume it extends a run that finished.
   if (opts.steps !== undefined) config = { ...config, run: { ...config.run, steps: wholeNumberFlag('--steps', opts.steps, 1) } };
+  await preflight(config, 'run');
   const controller = new AbortController();
   // On a terminal one status line (step, rollouts, reward, Pass@1, tok/s, ETA) stays under the log.
   const display = new LiveDisplay(io.stdout?.isTTY ? io.stdout : { write: io.out });

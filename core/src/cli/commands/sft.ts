@@ -3,6 +3,7 @@ import { loadConfig } from '../../config/load';
 import { wholeNumberFlag } from '../flags';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { sftRun } from '../../run/sft';
+import { preflight } from '../../doctor/preflight';
 
 export interface SftOptions {
   config?: string;
@@ -34,6 +35,7 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   // held-out Pass@1 leaves room for RL); the checkpoint is what step --stop-after produced.
   const stopAfter = Number(opts.stopAfter ?? steps);
   if (!Number.isInteger(stopAfter) || stopAfter < 1 || stopAfter > steps) throw new ClawGymError(ErrorCodes.USAGE, `--stop-after must be a whole number from 1 to --steps (${steps}), got ${JSON.stringify(String(opts.stopAfter))}`);
+  await preflight(config, 'sft');
   await sftRun({
     config, name, runDir, demos, steps, batchSize, saveEvery, lr, stopAfter, out,
     fresh: opts.fresh, reuseDemos: opts.reuseDemos, log: io.err, print: io.out,

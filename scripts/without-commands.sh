@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Run a command on this machine as if some programs were not installed: in a private mount
+# namespace, /usr/bin, /usr/sbin and /usr/local/bin are replaced by views that lack them. Nothing
+# outside the namespace changes. Needs root (or a user namespace) and util-linux's unshare.
+#
+#   scripts/without-commands.sh bwrap docker dockerd -- npx clawgym run
+#
+# How a fresh machine without bubblewrap or Docker is reproduced in the newcomer tests.
+set -euo pipefail
+hide=()
+while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do hide+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift || { echo "usage: $0 PROGRAM... -- COMMAND [ARG...]" >&2; exit 2; }
+[ "$#" -gt 0 ] || { echo "usage: $0 PROGRAM... -- COMMAND [ARG...]" >&2; exit 2; }
+[ "${#hide[@]}" -gt 0 ] || { echo "name at least one program to hide" >&2; exit 2; }
+user_ns=()
+[ "$(id -u)" = 0 ] || user_ns=(--user --map-root-user)
+# The views live on a tmpfs mounted inside the namespace: they vanish with it, and the folder
+# left on the host is empty whatever happens to the command.
+views=$(mktemp -d /tmp/clawgym-without-XXXXXX)
+trap 'rmdir "$views" 2>/dev/null || true' EXIT
+unshare "${user_ns[@]}" --mount --propagation private bash -c '
+  set -euo pipefail
+  views=$1; n=$2; shift 2; hide=("${@:1:$n}"); shift "$n"
+  mount -t tmpfs clawgym-without "$views"
+  for dir in /usr/bin /usr/sbin /usr/local/bin; do
+    [ -d "$dir" ] || continue
+    key=$(echo "$dir" | tr / _)
+    mkdir -p "$views/real$key" "$views/view$key"
+    mount --bind "$dir" "$views/real$key"           # the real folder, still reachable
+    cp -as "$views/real$key/." "$views/view$key/"    # a view of links to it ...
+    for p in "${hide[@]}"; do rm -f "$views/view$key/$p"; done   # ... less the hidden programs
+    mount --bind "$views/view$key" "$dir"
+  done
+  exec "$@"
+' clawgym-without "$views" "${#hide[@]}" "${hide[@]}" "$@"
