@@ -29,6 +29,8 @@ for dir in /usr/bin /usr/sbin /usr/local/bin; do
   mkdir -p "$views/real$key" "$views/view$key"
   mount --bind "$dir" "$views/real$key"                        # the real folder, still reachable
   cp -as "$views/real$key/." "$views/view$key/"                 # a view of links to it ...
+  # (links of the folder's own, often relative like npm's, are copied as they are)
+  find "$views/real$key" -maxdepth 1 -type l -exec cp -P --remove-destination -t "$views/view$key/" {} +
   for p in "${hide[@]}"; do rm -f "$views/view$key/$p"; done    # ... less the hidden programs
   mount --bind "$views/view$key" "$dir"
 done
