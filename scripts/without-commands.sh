@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run a command on this machine as if some programs were not installed: in a private mount
-# namespace, /usr/bin, /usr/sbin and /usr/local/bin are replaced by views that lack them. Nothing
+# namespace, /usr/bin, /usr/sbin and /usr/local/bin are overlays that lack them. Nothing
 # outside the namespace changes. Needs root (or a user namespace) and util-linux's unshare.
 #
 #   scripts/without-commands.sh bwrap docker dockerd -- npx clawgym run
@@ -8,7 +8,7 @@
 # How a fresh machine without bubblewrap or Docker is reproduced in the newcomer tests.
 # FORGET_PACKAGES="bubblewrap docker.io" also gives the namespace a copy of dpkg's database
 # without those packages, so `apt-get install` inside it really installs them (their programs
-# land in the namespace's views; their other files are rewritten in place, unchanged).
+# land in the namespace's overlays; their other files are rewritten in place, unchanged).
 set -euo pipefail
 hide=()
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do hide+=("$1"); shift; done
@@ -18,7 +18,7 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do hide+=("$1"); shift; done
 user_ns=()
 [ "$(id -u)" = 0 ] || user_ns=(--user --map-root-user)
 
-# Runs inside the namespace: $1 the views folder, $2 how many programs, then them, then the command.
+# Runs inside the namespace: $1 a scratch folder, $2 how many programs, then them, then the command.
 read -r -d '' inside <<'INSIDE' || true
 set -euo pipefail
 views=$1; n=$2; shift 2; hide=("${@:1:$n}"); shift "$n"
@@ -26,13 +26,10 @@ mount -t tmpfs clawgym-without "$views"
 for dir in /usr/bin /usr/sbin /usr/local/bin; do
   [ -d "$dir" ] || continue
   key=$(echo "$dir" | tr / _)
-  mkdir -p "$views/real$key" "$views/view$key"
-  mount --bind "$dir" "$views/real$key"                        # the real folder, still reachable
-  cp -as "$views/real$key/." "$views/view$key/"                 # a view of links to it ...
-  # (links of the folder's own, often relative like npm's, are copied as they are)
-  find "$views/real$key" -maxdepth 1 -type l -exec cp -P --remove-destination -t "$views/view$key/" {} +
-  for p in "${hide[@]}"; do rm -f "$views/view$key/$p"; done    # ... less the hidden programs
-  mount --bind "$views/view$key" "$dir"
+  mkdir -p "$views/upper$key" "$views/work$key"
+  # An overlay of the real folder: what is removed or installed in it stays in the namespace.
+  mount -t overlay overlay -o "lowerdir=$dir,upperdir=$views/upper$key,workdir=$views/work$key" "$dir"
+  for p in "${hide[@]}"; do rm -f "$dir/$p"; done
 done
 if [ -n "${FORGET_PACKAGES:-}" ]; then
   mkdir "$views/dpkg" && cp -a /var/lib/dpkg/. "$views/dpkg/"
@@ -44,8 +41,8 @@ fi
 exec "$@"
 INSIDE
 
-# The views live on a tmpfs mounted inside the namespace: they vanish with it, and the folder
-# left on the host is empty whatever happens to the command.
+# The overlays' upper layers live on a tmpfs mounted inside the namespace: they vanish with it,
+# and the folder left on the host is empty whatever happens to the command.
 views=$(mktemp -d /tmp/clawgym-without-XXXXXX)
 trap 'rmdir "$views" 2>/dev/null || true' EXIT
 unshare "${user_ns[@]}" --mount --propagation private bash -c "$inside" clawgym-without "$views" "${#hide[@]}" "${hide[@]}" "$@"
