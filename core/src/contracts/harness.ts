@@ -41,8 +41,12 @@ export interface Harness {
   readonly name: string;
   /** The wire format it speaks to the model. */
   readonly wireFormat: WireFormat;
-  /** Is it installed and runnable here? `clawgym doctor` asks; `install` says how when not. */
-  check(): Promise<ProviderCheck>;
+  /**
+   * Is it installed and runnable here, with these options (the slot's: a `bin` path among
+   * them)? `clawgym doctor` and the preflight of `run`, `eval` and `sft` ask; `install` says how
+   * when not.
+   */
+  check(options?: Record<string, unknown>): Promise<ProviderCheck>;
   /**
    * Host folders the harness needs inside sandboxes, bound read-only at the same path (its CLI
    * installed outside /usr, a script of the plugin). Given the per-rollout options.

@@ -67,7 +67,8 @@ export async function doctor(config: ResolvedConfig, options: DoctorOptions = {}
     for (const slot of [...config.harnesses, ...(config.run.evalHarnesses ?? [])]) {
       if (rows.some((r) => r.what === `harness ${slotName(slot)}`)) continue;
       const harness = await resolveSlot(kernel, 'harness', slot, rows);
-      if (harness) rows.push(row(`harness ${harness.name}: CLI`, await harness.check().catch((err: unknown) => ({ ok: false, reason: messageOf(err) }))));
+      const options = typeof slot === 'object' && 'options' in slot ? slot.options as Record<string, unknown> | undefined : undefined;
+      if (harness) rows.push(row(`harness ${harness.name}: CLI`, await harness.check(options).catch((err: unknown) => ({ ok: false, reason: messageOf(err) }))));
     }
     if (!options.skipEngine) await resolveSlot(kernel, 'engine', config.engine, rows);
     await resolveSlot(kernel, 'trainer', config.trainer, rows);

@@ -1,4 +1,4 @@
-import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyClaudeCodeCall } from './classify';
 import { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 
@@ -19,7 +19,9 @@ function installed(dir: string): boolean {
 export const claudeCodeHarness: Harness = {
   name: 'claude-code',
   wireFormat: 'anthropic-messages',
-  async check() {
+  async check(options) {
+    const given = binCheck(options, 'Claude Code');
+    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh claude-code' };
     return installed(process.cwd())
       ? { ok: true }
       : { ok: false, reason: 'Claude Code is not installed: scripts/install-harnesses.sh claude-code (npm under Node 24, so it gets the newest release; see docs/harnesses.md)', install: 'bash scripts/install-harnesses.sh claude-code' };

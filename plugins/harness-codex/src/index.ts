@@ -1,4 +1,4 @@
-import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
@@ -46,7 +46,9 @@ export const codexHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyCodexCall}. */
   classifyCall: classifyCodexCall,
   wireFormat: 'openai-responses',
-  async check() {
+  async check(options) {
+    const given = binCheck(options, 'Codex CLI');
+    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh codex' };
     try {
       require.resolve('@openai/codex/package.json', { paths: [process.cwd()] });
       return { ok: true };

@@ -1,4 +1,4 @@
-import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyOpenClawCall } from './classify';
 import { OpenClawOptions, openClawInvocation } from './invocation';
 
@@ -10,7 +10,9 @@ export const openClawHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyOpenClawCall}. */
   classifyCall: classifyOpenClawCall,
   wireFormat: 'openai-chat',
-  async check() {
+  async check(options) {
+    const given = binCheck(options, 'OpenClaw');
+    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh openclaw' };
     try {
       require.resolve('openclaw/package.json', { paths: [process.cwd()] });
       return { ok: true };

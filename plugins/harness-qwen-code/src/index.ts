@@ -1,4 +1,4 @@
-import { definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
@@ -32,7 +32,9 @@ export const qwenCodeHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyQwenCodeCall}. */
   classifyCall: classifyQwenCodeCall,
   wireFormat: 'openai-chat',
-  async check() {
+  async check(options) {
+    const given = binCheck(options, 'Qwen Code');
+    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh qwen-code' };
     try {
       require.resolve('@qwen-code/qwen-code/package.json', { paths: [process.cwd()] });
       return { ok: true };
