@@ -1,10 +1,14 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+
+const repo = resolve(__dirname, '../../..');
 import type { Harness } from '../contracts/harness';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { Task } from '../contracts/task';
-import { ScriptedEngine } from '../engine/scripted';
+import { resolveConfig } from '../config/load';
+import type { PluginApi } from '../kernel/plugin';
+import { composeRun } from '../run/compose';
 import { recordingSandbox } from '../testing';
 import { evaluate, type EvalOptions } from './evaluate';
 
@@ -34,17 +38,29 @@ const twoCalls = (holdAfterFirst: { onFirst: () => void } | undefined): Harness 
   },
 });
 const task: Task = { id: 't', category: 'c', instruction: 'x', setup: async () => {}, verify: async () => ({ reward: 1, pass: true, details: 'ok' }) };
-const options = (runDir: string, harness: Harness, extra: Partial<EvalOptions> = {}): EvalOptions => ({
-  runId: 'ev', runDir, tasks: [task, { ...task, id: 'u' }], harnesses: [{ harness }], engine: new ScriptedEngine(() => ({ text: 'ok' })),
-  sandboxes: loopbackSandboxes, k: 1, concurrency: 2, timeoutMs: 10_000, infraRetries: 0, ...extra,
-});
+/** Evaluate the two tasks through `harness` in a run container composed as `clawgym eval` composes one. */
+async function evaluateIn(runDir: string, harness: Harness, extra: Partial<EvalOptions> = {}) {
+  const s = await composeRun({
+    config: resolveConfig({
+      engine: 'scripted', sandbox: 'loopback', harnesses: ['two'], tasks: ['builtin'],
+      plugins: [{ name: 'test:loopback', apply: (api: PluginApi) => { api.provide.sandbox(loopbackSandboxes); api.provide.harness(harness); } }],
+      run: { concurrency: 2, rolloutTimeoutMs: 10_000, infraRetries: 0 },
+    }, { rootDir: repo }),
+    purpose: 'eval', name: 'ev', runDir, taskLimits: {}, logger: { info: () => {}, warn: () => {} },
+  });
+  try {
+    return await evaluate({ scope: s.container, tasks: [task, { ...task, id: 'u' }], harnesses: [{ harness }], k: 1, ...extra });
+  } finally {
+    await s.dispose();
+  }
+}
 const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'PipeServerWrap').length;
 
 describe('evaluate, killable like training', () => {
   it('removes a socket file left by a killed evaluation instead of failing with EADDRINUSE', async () => {
     const runDir = tmp();
     writeFileSync(join(runDir, 'proxy.sock'), ''); // what a kill -9 leaves behind
-    const report = await evaluate(options(runDir, twoCalls(undefined)));
+    const report = await evaluateIn(runDir, twoCalls(undefined));
     expect(report.rows.find((r) => r.category === 'all')).toMatchObject({ samples: 2, pass1: 1 });
   });
 
@@ -52,7 +68,7 @@ describe('evaluate, killable like training', () => {
     const runDir = tmp();
     mkdirSync(join(runDir, 'proxy.sock', 'in-the-way'), { recursive: true }); // cannot be removed or listened on
     const before = servers();
-    await expect(evaluate(options(runDir, twoCalls(undefined)))).rejects.toThrow();
+    await expect(evaluateIn(runDir, twoCalls(undefined))).rejects.toThrow();
     expect(servers()).toBe(before);
   });
 
@@ -61,9 +77,9 @@ describe('evaluate, killable like training', () => {
     const abort = new AbortController();
     let first = 0;
     const held = twoCalls({ onFirst: () => { if (++first === 2) abort.abort(); } });
-    const interrupted = await evaluate(options(runDir, held, { signal: abort.signal }));
+    const interrupted = await evaluateIn(runDir, held, { signal: abort.signal });
     expect(interrupted.reports.every((r) => r.outcome === 'infra-error')).toBe(true);
-    const resumed = await evaluate(options(runDir, twoCalls(undefined)));
+    const resumed = await evaluateIn(runDir, twoCalls(undefined));
     expect(resumed.reports.map((r) => r.rolloutId).sort()).toEqual(['eval-two-0-0-a2', 'eval-two-1-0-a2']);
     expect(resumed.rows.find((r) => r.category === 'all')).toMatchObject({ samples: 2, pass1: 1, infra: 0 });
     const files = readdirSync(join(runDir, 'calls')).sort();

@@ -2,13 +2,10 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
-import type { RecordStore } from '../contracts/records';
-import type { SandboxProvider } from '../contracts/sandbox';
 import type { OracleTurn, Task } from '../contracts/task';
-import type { Kernel } from '../kernel/kernel';
-import { ServingProxy, type ProxyOptions } from '../proxy/server';
-import { CallStore } from '../rollout/call-store';
-import { RolloutRunner, type RolloutJob, type RolloutReport } from '../rollout/runner';
+import type { DependencyContainer } from 'tsyringe';
+import { ServiceTokens as Tokens } from '../rollout/tokens';
+import type { RolloutJob, RolloutReport } from '../rollout/runner';
 import { countStart } from '../util/starts';
 import { oracleOf } from './oracle';
 
@@ -34,27 +31,25 @@ export interface EvalReport {
 }
 
 export interface EvalOptions {
-  runId: string;
-  runDir: string;
+  /**
+   * Where the evaluation's services come from: a run's `scope()` (held-out evaluation, sft's
+   * demonstrations) or `clawgym eval`'s own run container. Its proxy, runner, call store, folder
+   * and run id are used as composed — a plugin that replaces the proxy or the runner is used here
+   * as in training.
+   */
+  scope: DependencyContainer;
   tasks: readonly Task[];
   harnesses: readonly { harness: Harness; options?: Record<string, unknown> }[];
-  /** The engine, or a factory given the task of each rollout (the oracle engine needs it). */
-  engine: Engine | ((taskOf: (rolloutId: string) => Task | undefined) => Engine);
-  sandboxes: SandboxProvider;
+  /**
+   * An engine of the evaluation's own, given the task of each rollout (the oracle and null
+   * engines): it replaces the scope's engine in the scope. Default: the scope's engine.
+   */
+  engine?: (taskOf: (rolloutId: string) => Task | undefined) => Engine;
   k: number;
-  concurrency: number;
-  timeoutMs: number;
-  infraRetries: number;
-  readOnlyPaths?: string[];
   /** Ceiling of generated tokens per call (scripted oracles writing whole files need more than a model). */
   maxTokens?: number;
-  kernel?: Kernel;
   /** Stops the evaluation: no new rollouts, running ones cancelled, no eval.json written. */
   signal?: AbortSignal;
-  /** Where the calls are recorded (default: a CallStore in `<runDir>/calls`); a run passes its scope's. */
-  store?: RecordStore;
-  /** The config's proxy settings (a fixed port stays the run's own proxy's). */
-  proxy?: Pick<ProxyOptions, 'host' | 'maxBodyBytes'>;
   onProgress?: (done: number, total: number, report: RolloutReport) => void;
 }
 
@@ -103,8 +98,9 @@ export function oracleFor(harness: Harness, turns: readonly OracleTurn[]): Oracl
  * `<runDir>/eval.json`.
  */
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
-  await mkdir(o.runDir, { recursive: true });
-  const attempt = await countStart(o.runDir, 'attempts');
+  const runDir = o.scope.resolve(Tokens.RunDir);
+  await mkdir(runDir, { recursive: true });
+  const attempt = await countStart(runDir, 'attempts');
   const taskByRollout = new Map<string, { task: Task; harness: Harness }>();
   const jobs: RolloutJob[] = [];
   o.harnesses.forEach(({ harness, options }) => {
@@ -118,8 +114,7 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
       }
     });
   });
-  let engine: Engine;
-  if (typeof o.engine === 'function') {
+  if (o.engine) {
     // Engines that play oracles read them synchronously: make the asynchronous ones first, and
     // in each harness's own tools.
     const ready = new Map<Task, Map<Harness, Task>>();
@@ -127,10 +122,13 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
       const turns = await oracleOf(t);
       ready.set(t, new Map(o.harnesses.map(({ harness }) => [harness, { ...t, oracle: turns && oracleFor(harness, turns) }])));
     }
-    engine = o.engine((id) => { const j = taskByRollout.get(id); return j && ready.get(j.task)?.get(j.harness); });
-  } else engine = o.engine;
-  const proxy = new ServingProxy({ ...o.proxy, engine, store: o.store ?? new CallStore(join(o.runDir, 'calls')), runId: o.runId, maxTokens: o.maxTokens, onRecord: o.kernel ? (r) => o.kernel!.hooks.onModelCall.promise(r) : undefined });
-  const socketPath = join(o.runDir, 'proxy.sock');
+    const engine = o.engine((id) => { const j = taskByRollout.get(id); return j && ready.get(j.task)?.get(j.harness); });
+    o.scope.register(Tokens.Engine, { useValue: engine });
+  }
+  if (o.maxTokens !== undefined) o.scope.register(Tokens.ProxySettings, { useValue: { ...o.scope.resolve(Tokens.ProxySettings), maxTokens: o.maxTokens } });
+  const proxy = o.scope.resolve(Tokens.Proxy);
+  const runner = o.scope.resolve(Tokens.Runner);
+  const socketPath = o.scope.resolve(Tokens.ProxySocket);
   // Started inside the try: a proxy that fails to listen is still stopped, and the process can exit.
   try {
     await proxy.start();
@@ -138,15 +136,10 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     await rm(socketPath, { force: true });
     await proxy.listenUnix(socketPath);
     let done = 0;
-    const runner = new RolloutRunner({
-      runId: o.runId, proxy, socketPath, sandboxes: o.sandboxes, kernel: o.kernel, concurrency: o.concurrency,
-      timeoutMs: o.timeoutMs, infraRetries: o.infraRetries, readOnlyPaths: o.readOnlyPaths,
-      onProgress: (e) => { if (e.kind === 'done' && e.report) o.onProgress?.(++done, jobs.length, e.report); },
-    });
-    const reports = await runner.run(jobs, o.signal);
+    const reports = await runner.run(jobs, o.signal, (e) => { if (e.kind === 'done' && e.report) o.onProgress?.(++done, jobs.length, e.report); });
     const categories = new Map(o.tasks.map((t) => [t.id, t.category]));
     const rows = summarize(reports, (id) => categories.get(id) ?? '?', o.k);
-    if (!o.signal?.aborted) await writeFile(join(o.runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map(evalRollout) }, null, 2)}\n`);
+    if (!o.signal?.aborted) await writeFile(join(runDir, 'eval.json'), `${JSON.stringify({ k: o.k, rows, rollouts: reports.map(evalRollout) }, null, 2)}\n`);
     return { k: o.k, rows, reports };
   } finally {
     await proxy.stop();

@@ -73,7 +73,9 @@ export class RolloutRunner {
     return (await this.o.sandboxes.sweep(this.o.runId)).removed;
   }
 
-  async run(jobs: readonly RolloutJob[], signal?: AbortSignal): Promise<RolloutReport[]> {
+  /** Run `jobs`; `onProgress` hears this batch's events besides the runner's own listener. */
+  async run(jobs: readonly RolloutJob[], signal?: AbortSignal, onProgress?: RunnerOptions['onProgress']): Promise<RolloutReport[]> {
+    const progress: RunnerOptions['onProgress'] = (e) => { this.o.onProgress?.(e); onProgress?.(e); };
     this.refuseUnsupported(jobs);
     // Every rollout in flight listens to the signal (Node warns past 10: a run at concurrency 16).
     if (signal) setMaxListeners(0, signal);
@@ -89,11 +91,11 @@ export class RolloutRunner {
       while (next < jobs.length && !signal?.aborted) {
         const i = next++;
         inFlight++;
-        this.o.onProgress?.({ kind: 'start', rolloutId: jobs[i]!.rolloutId, inFlight, done, total: jobs.length });
+        progress({ kind: 'start', rolloutId: jobs[i]!.rolloutId, inFlight, done, total: jobs.length });
         reports[i] = await this.runWithRetries(jobs[i]!, signal);
         inFlight--;
         done++;
-        this.o.onProgress?.({ kind: 'done', rolloutId: jobs[i]!.rolloutId, report: reports[i], inFlight, done, total: jobs.length });
+        progress({ kind: 'done', rolloutId: jobs[i]!.rolloutId, report: reports[i], inFlight, done, total: jobs.length });
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.o.concurrency, jobs.length) }, worker));

@@ -31,6 +31,11 @@ export const ServiceTokens = {
   Proxy: Symbol.for('clawgym.Proxy') as InjectionToken<ServingProxy>,
   /** The proxy's Unix socket, bound into each sandbox. */
   ProxySocket: Symbol.for('clawgym.ProxySocket') as InjectionToken<string>,
+  /**
+   * The scope's proxy settings on top of the config's: an evaluation's scope listens on a port
+   * of its own (`port: 0`), an oracle's raises `maxTokens`.
+   */
+  ProxySettings: Symbol.for('clawgym.ProxySettings') as InjectionToken<{ port?: number; maxTokens?: number }>,
   /** The rollout runner of the scope. */
   Runner: Symbol.for('clawgym.Runner') as InjectionToken<RolloutRunner>,
   Sandboxes: Symbol.for('clawgym.Sandboxes') as InjectionToken<SandboxProvider>,

@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { join } from 'node:path';
 import { instancePerContainerCachingFactory, Lifecycle, type DependencyContainer, type InjectionToken } from 'tsyringe';
 import type { Engine } from '../contracts/engine';
@@ -127,10 +128,11 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   ]);
 
   // The proxy and runner of a scope, made when first resolved in it (an evaluation's scope gets its own).
+  c.register(Tokens.ProxySettings, { useValue: {} });
   byDefault(c, Tokens.Proxy, () => c.register(Tokens.Proxy, {
     useFactory: instancePerContainerCachingFactory((s) => new ServingProxy({
       engine: s.resolve(Tokens.Engine), store: s.resolve(Tokens.CallStore), runId: s.resolve(Tokens.RunId),
-      host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes,
+      host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes, ...s.resolve(Tokens.ProxySettings),
       onRecord: async (r) => { await kernel.hooks.onModelCall.promise(r); o.onRecord?.(r); },
     })),
   }));
@@ -138,7 +140,9 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
     useFactory: instancePerContainerCachingFactory((s) => new RolloutRunner({
       runId: s.resolve(Tokens.RunId), proxy: s.resolve(Tokens.Proxy), socketPath: s.resolve(Tokens.ProxySocket),
       sandboxes: s.resolve(Tokens.Sandboxes), kernel, concurrency: config.run.concurrency,
-      timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries, onProgress: o.onRollout,
+      timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+      // The run's live display follows the run's own rollouts; a scope's caller listens to its own.
+      onProgress: s === c ? o.onRollout : undefined,
     })),
   }));
 
@@ -150,6 +154,8 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
       scope.register(Tokens.RunId, { useValue: runId });
       scope.register(Tokens.CallsDir, { useValue: join(runDir, 'calls') });
       scope.register(Tokens.ProxySocket, { useValue: join(runDir, 'proxy.sock') });
+      // A fixed port in the config stays the run's own proxy's.
+      scope.register(Tokens.ProxySettings, { useValue: { port: 0 } });
       return scope;
     },
     // Providers that keep things between sandboxes (Docker's warm pool) release them first.

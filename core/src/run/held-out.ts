@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { MetricsEvent } from '../contracts/reporter';
 import { evaluate } from '../eval/evaluate';
-import { Tokens } from './tokens';
 import type { RunServices } from './compose';
 import type { ProgressTracker } from './progress';
 import { refuseAllInfraEval } from './infra-guard';
@@ -23,9 +22,7 @@ export async function heldOutEval(s: RunServices, o: { name: string; runDir: str
   o.progress.phase('eval', o.step, s.tasks.test.length * s.evalHarnesses.length);
   const report = await evaluate({
     onProgress: (done, total) => o.progress.update({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
-    runId, runDir: dir, tasks: s.tasks.test, harnesses: s.evalHarnesses, engine: s.engine!, sandboxes: s.sandboxes, k: 1,
-    concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
-    kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes }, signal: o.signal,
+    scope: s.scope(dir, runId), tasks: s.tasks.test, harnesses: s.evalHarnesses, k: 1, signal: o.signal,
   });
   if (o.signal?.aborted) return undefined;
   refuseAllInfraEval(`the held-out evaluation at step ${o.step}`, report.reports);

@@ -61,7 +61,8 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
     const engine = s.engine!;
     if (!trainer.supervisedStep) throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `trainer "${trainer.name}" has no supervised step`, { hint: 'Use a trainer with supervisedStep (embedded) for sft.' });
     const demosDir = join(o.runDir, 'demos');
-    const store = s.scope(demosDir, o.name).resolve(Tokens.CallStore);
+    const demos = s.scope(demosDir, o.name);
+    const store = demos.resolve(Tokens.CallStore);
     let played: EvalRollout[];
     let recordsOf: (r: EvalRollout) => Promise<ModelCallRecord[]>;
     if (o.reuseDemos) {
@@ -80,9 +81,7 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
     } else {
       o.log(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
       const reports = (await evaluate({
-        runId: o.name, runDir: demosDir, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), sandboxes: s.sandboxes,
-        k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
-        kernel, store, proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
+        scope: demos, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), k: 1, maxTokens: 1 << 20,
       })).reports;
       const byId = new Map(reports.map((r) => [r.rolloutId, r.records]));
       played = reports.map(evalRollout);

@@ -1,10 +1,8 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import type { Task } from '../../contracts/task';
 import { evaluate, type EvalRow } from '../../eval/evaluate';
 import { nullEngine, oracleEngine } from '../../eval/oracle';
 import { slotName, type SlotRef } from '../../kernel/create';
-import { Tokens } from '../../run/tokens';
 import { composeRun } from '../../run/compose';
 import { formatTable } from './plugins';
 import { preflight } from '../../doctor/preflight';
@@ -54,22 +52,20 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     ...(opts.suite?.length ? { tasks: opts.suite } : {}),
   }, 'eval', { skipEngine: own });
   const s = await composeRun({
-    config, purpose: 'eval', name, runDir, engine: own ? false : engineSlot,
+    config: opts.concurrency ? { ...config, run: { ...config.run, concurrency: Number(opts.concurrency) } } : config,
+    purpose: 'eval', name, runDir, engine: own ? false : engineSlot,
     harnesses: opts.harness?.length ? opts.harness : undefined, suites: opts.suite?.length ? opts.suite : undefined,
     taskLimits: { [split]: limit },
   });
   try {
     const tasks = s.tasks[split];
-    const engine = engineName === 'oracle' ? (taskOf: (id: string) => Task | undefined) => oracleEngine(taskOf)
-      : engineName === 'null' ? nullEngine() : s.engine!;
     const noOracle = engineName === 'oracle' ? tasks.filter((t) => t.oracle === undefined) : [];
     // Without this a suite with no oracles reads as a 0% pipeline, not as untestable by the oracle.
     if (noOracle.length) io.err(`warning: ${noOracle.length} of ${tasks.length} task(s) have no oracle, so the oracle engine cannot pass them: ${noOracle.slice(0, 5).map((t) => t.id).join(', ')}${noOracle.length > 5 ? ', …' : ''}\n`);
     io.err(`evaluating ${tasks.length} tasks x ${s.harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
     const report = await evaluate({
-      runId: name, runDir, tasks, harnesses: s.harnesses, engine, sandboxes: s.sandboxes, k, kernel: s.kernel,
-      store: s.container.resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
-      concurrency: Number(opts.concurrency ?? config.run.concurrency), timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+      scope: s.container, tasks, harnesses: s.harnesses, k,
+      engine: engineName === 'oracle' ? (taskOf) => oracleEngine(taskOf) : engineName === 'null' ? () => nullEngine() : undefined,
       maxTokens: engineName === 'oracle' ? 1 << 20 : undefined,
       onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },
     });
