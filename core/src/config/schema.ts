@@ -57,6 +57,12 @@ export const ConfigSchema = z.strictObject({
     evalHarnesses: z.array(SlotSchema).min(1).optional(),
     outDir: z.string().default('runs'),
     rolloutTimeoutMs: positiveInt.default(120_000),
+    /**
+     * A harness that asks for no completion this long after it started is stopped, and its
+     * rollout is an infrastructure failure (class `harness-start`), never a reward-0 timeout.
+     * Generous by default: a CLI may install or index before its first call.
+     */
+    startupTimeoutMs: positiveInt.default(300_000),
     /** Retries of a rollout after an infrastructure failure (never after a harness failure). */
     infraRetries: z.number().int().min(0).default(2),
     /**

@@ -5,6 +5,7 @@ import type { Harness } from '../contracts/harness';
 import type { RecordStore } from '../contracts/records';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { OracleTurn, Task } from '../contracts/task';
+import type { InfraClass } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
 import { ServingProxy, type ProxyOptions } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';
@@ -25,6 +26,8 @@ export interface EvalRow {
   passk: number;
   /** Samples lost to infrastructure failures: reported apart, never counted as failures. */
   infra: number;
+  /** Those infrastructure failures by class (`harness-start`: stuck or dead before its first call). */
+  faults: Partial<Record<InfraClass, number>>;
 }
 
 export interface EvalReport {
@@ -44,6 +47,8 @@ export interface EvalOptions {
   k: number;
   concurrency: number;
   timeoutMs: number;
+  /** The runner's start-up limit (`RunnerOptions.startupTimeoutMs`). */
+  startupTimeoutMs?: number;
   infraRetries: number;
   readOnlyPaths?: string[];
   /** Ceiling of generated tokens per call (scripted oracles writing whole files need more than a model). */
@@ -71,9 +76,11 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
     const byTask = new Map<string, RolloutReport[]>();
     for (const r of rs) byTask.set(r.request.taskId, [...(byTask.get(r.request.taskId) ?? []), r]);
     let pass1 = 0; let passk = 0; let scoredTasks = 0; let samples = 0; let infra = 0;
+    const faults: Partial<Record<InfraClass, number>> = {};
     for (const tr of byTask.values()) {
       const scored = tr.filter((r) => r.outcome !== 'infra-error');
       infra += tr.length - scored.length;
+      for (const r of tr) if (r.outcome === 'infra-error') faults[r.infraClass ?? 'runner'] = (faults[r.infraClass ?? 'runner'] ?? 0) + 1;
       samples += scored.length;
       if (scored.length === 0) continue;
       scoredTasks++;
@@ -81,13 +88,13 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
       pass1 += passes / scored.length;
       passk += passes > 0 ? 1 : 0;
     }
-    return { harness, category, tasks: byTask.size, samples, pass1: scoredTasks ? pass1 / scoredTasks : 0, passk: scoredTasks ? passk / scoredTasks : 0, infra };
+    return { harness, category, tasks: byTask.size, samples, pass1: scoredTasks ? pass1 / scoredTasks : 0, passk: scoredTasks ? passk / scoredTasks : 0, infra, faults };
   }).sort((a, b) => a.harness.localeCompare(b.harness) || (a.category === 'all' ? 1 : b.category === 'all' ? -1 : a.category.localeCompare(b.category)));
 }
 
 /** One rollout as `eval.json` lists it. */
 export function evalRollout(r: RolloutReport) {
-  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
+  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, ...(r.infraClass ? { infraClass: r.infraClass } : {}), reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
 }
 export type EvalRollout = ReturnType<typeof evalRollout>;
 
@@ -140,7 +147,7 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     let done = 0;
     const runner = new RolloutRunner({
       runId: o.runId, proxy, socketPath, sandboxes: o.sandboxes, kernel: o.kernel, concurrency: o.concurrency,
-      timeoutMs: o.timeoutMs, infraRetries: o.infraRetries, readOnlyPaths: o.readOnlyPaths,
+      timeoutMs: o.timeoutMs, startupTimeoutMs: o.startupTimeoutMs, infraRetries: o.infraRetries, readOnlyPaths: o.readOnlyPaths,
       onProgress: (e) => { if (e.kind === 'done' && e.report) o.onProgress?.(++done, jobs.length, e.report); },
     });
     const reports = await runner.run(jobs, o.signal);

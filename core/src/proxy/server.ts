@@ -211,6 +211,11 @@ export class ServingProxy {
     return { rolloutId, apiKey: s.key, baseUrl: `${this.baseUrl}/s/${rolloutId}` };
   }
 
+  /** When a session's harness first asked for a completion (undefined: not yet, or no such session). */
+  firstCallAt(rolloutId: string): number | undefined {
+    return this.sessions.get(rolloutId)?.firstCallAt;
+  }
+
   /** The recorded calls of a session, in order. */
   records(rolloutId: string): Promise<ModelCallRecord[]> {
     return this.o.store.read(rolloutId);
@@ -255,6 +260,7 @@ export class ServingProxy {
       }
       const route = req.method === 'POST' ? ROUTES[rest] : undefined;
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
+      session.firstCallAt ??= Date.now();
       adapter = route;
       const parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
       checkArgumentsDepth(parsed.conversation, session.checked);

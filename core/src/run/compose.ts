@@ -138,7 +138,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
     useFactory: instancePerContainerCachingFactory((s) => new RolloutRunner({
       runId: s.resolve(Tokens.RunId), proxy: s.resolve(Tokens.Proxy), socketPath: s.resolve(Tokens.ProxySocket),
       sandboxes: s.resolve(Tokens.Sandboxes), kernel, concurrency: config.run.concurrency,
-      timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries, onProgress: o.onRollout,
+      timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries, onProgress: o.onRollout,
     })),
   }));
 

@@ -81,7 +81,7 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
       o.log(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
       const reports = (await evaluate({
         runId: o.name, runDir: demosDir, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), sandboxes: s.sandboxes,
-        k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+        k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
         kernel, store, proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
       })).reports;
       const byId = new Map(reports.map((r) => [r.rolloutId, r.records]));
