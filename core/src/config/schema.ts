@@ -93,6 +93,10 @@ export const ConfigSchema = z.strictObject({
     host: z.string().default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(0),
     maxBodyBytes: positiveInt.default(32 * 1024 * 1024),
+    /** A client that has not sent a request's headers in this long is answered 408 and closed. */
+    headersTimeoutMs: positiveInt.default(10_000),
+    /** A client that has not sent a request's body this long after its headers is answered 408 and closed. */
+    bodyTimeoutMs: positiveInt.default(10_000),
   }).prefault({}),
   hooks: z.strictObject({
     /** How long an async tap may stay pending before it fails the hook. */

@@ -59,7 +59,7 @@ export interface EvalOptions {
   /** Where the calls are recorded (default: a CallStore in `<runDir>/calls`); a run passes its scope's. */
   store?: RecordStore;
   /** The config's proxy settings (a fixed port stays the run's own proxy's). */
-  proxy?: Pick<ProxyOptions, 'host' | 'maxBodyBytes'>;
+  proxy?: Pick<ProxyOptions, 'host' | 'maxBodyBytes' | 'headersTimeoutMs' | 'bodyTimeoutMs'>;
   onProgress?: (done: number, total: number, report: RolloutReport) => void;
 }
 

@@ -130,7 +130,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   byDefault(c, Tokens.Proxy, () => c.register(Tokens.Proxy, {
     useFactory: instancePerContainerCachingFactory((s) => new ServingProxy({
       engine: s.resolve(Tokens.Engine), store: s.resolve(Tokens.CallStore), runId: s.resolve(Tokens.RunId),
-      host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes,
+      host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs,
       onRecord: async (r) => { await kernel.hooks.onModelCall.promise(r); o.onRecord?.(r); },
     })),
   }));

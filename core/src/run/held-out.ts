@@ -23,7 +23,7 @@ export async function heldOutEval(s: RunServices, o: { name: string; runDir: str
     onProgress: (done, total) => o.progress.update({ done, total, inFlight: Math.min(config.run.concurrency, total - done) }),
     runId, runDir: dir, tasks: s.tasks.test, harnesses: s.evalHarnesses, engine: s.engine!, sandboxes: s.sandboxes, k: 1,
     concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
-    kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes }, signal: o.signal,
+    kernel: s.kernel, store: s.scope(dir, runId).resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs }, signal: o.signal,
   });
   if (o.signal?.aborted) return undefined;
   const values: Record<string, number> = {};

@@ -82,7 +82,7 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
       const reports = (await evaluate({
         runId: o.name, runDir: demosDir, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), sandboxes: s.sandboxes,
         k: 1, maxTokens: 1 << 20, concurrency: config.run.concurrency, timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
-        kernel, store, proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
+        kernel, store, proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs },
       })).reports;
       const byId = new Map(reports.map((r) => [r.rolloutId, r.records]));
       played = reports.map(evalRollout);

@@ -68,7 +68,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     io.err(`evaluating ${tasks.length} tasks x ${s.harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
     const report = await evaluate({
       runId: name, runDir, tasks, harnesses: s.harnesses, engine, sandboxes: s.sandboxes, k, kernel: s.kernel,
-      store: s.container.resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes },
+      store: s.container.resolve(Tokens.CallStore), proxy: { host: config.proxy.host, maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs },
       concurrency: Number(opts.concurrency ?? config.run.concurrency), timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
       maxTokens: engineName === 'oracle' ? 1 << 20 : undefined,
       onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },

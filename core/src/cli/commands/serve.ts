@@ -39,7 +39,7 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
     engine, store, runId: name,
     host: opts.host ?? config.proxy.host,
     port: opts.port !== undefined ? Number(opts.port) : config.proxy.port,
-    maxBodyBytes: config.proxy.maxBodyBytes,
+    maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs,
     onRecord: (r) => kernel.hooks.onModelCall.promise(r),
     onNote: (id, note) => io.out(`note [${id}]: ${note}\n`),
   });
