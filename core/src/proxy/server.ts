@@ -501,6 +501,19 @@ export class ServingProxy {
     if (res.headersSent) { if (!res.writableEnded) res.end(); return; }
     // A client too slow to send its request gets the answer and loses the connection.
     if (e.status === 408) res.shouldKeepAlive = false;
+    const req = res.req as IncomingMessage | undefined;
+    if (e.status === 413 && req && !req.complete && !req.destroyed) {
+      // The whole answer goes out now, but the response ends only once the refused body is
+      // drained (see discardRest): ended earlier, Node closes the connection under a client still
+      // sending, which then sees EPIPE instead of the 413 it has already been sent.
+      const text = JSON.stringify(adapter.errorBody(e.kind, e.message));
+      res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.write(text);
+      const end = () => { if (!res.writableEnded) res.end(); };
+      req.once('end', end);
+      req.once('close', end);
+      return;
+    }
     this.sendJson(res, e.status || STATUS[e.kind], adapter.errorBody(e.kind, e.message));
   }
 }
