@@ -137,6 +137,16 @@ async function proxyCases() {
     await sent('malformed JSON', s1, format, null, 400, { raw: '{"model": "m", "messages": [' });
     await sent('body over the limit', s1, format, null, 413, { raw: JSON.stringify(f.body({ pad: 'x'.repeat(33 * 1024 * 1024) })) });
     await sent('bad role', s1, format, f.body(badRole[format]), 400);
+    // A declared body over the limit, not a byte of it sent: the 413 must come from the headers alone.
+    await new Promise((done) => {
+      const c = net.connect(new URL(serve.root).port, '127.0.0.1');
+      let got = '';
+      const finish = (status) => { clearTimeout(t); c.destroy(); tally(`declared Content-Length over the limit, no body sent (${format})`, { server_errors: status >= 500 ? 1 : 0, misclassified: status === 413 ? 0 : 1 }); done(); };
+      const t = setTimeout(() => finish(0), 5000);
+      c.on('data', (d) => { got += d; if (got.includes('\r\n')) finish(Number(got.split(' ')[1])); });
+      c.on('error', () => finish(0));
+      c.write(`POST /s/${s1.id}${f.path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${s1.key}\r\ncontent-type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`);
+    });
     await sent('huge max_tokens (capped)', s1, format, f.body({ [maxName[format]]: 1e9 }), 200);
     for (const bad of [{ top_p: 0 }, { top_p: 1.5 }, { temperature: -1 }, { [maxName[format]]: -5 }]) await sent(`invalid sampling ${JSON.stringify(bad)}`, s1, format, f.body(bad), 400);
     await sent('tool schema nested 200k deep', s1, format, null, 400, { raw: JSON.stringify(f.body()).replace(/}$/, `,"tools":[{"type":"function","name":"t","input_schema":${deep(200_000)},"parameters":${deep(200_000)}}]}`) });
@@ -252,14 +262,16 @@ async function faultAccounting() {
     ['refused-1', harness('refused', `${CALL(`{ ...${GOOD}, tools: [{ type: 'function', function: { name: 't', parameters: ${nested} } }] }`)} process.exit(r.ok ? 0 : 1);`), 'infra-error'],
     ['refused-sampling-1', harness('refused', `${CALL(`{ ...${GOOD}, top_p: 0 }`)} process.exit(r.ok ? 0 : 1);`), 'infra-error'],
     ['recovers-1', harness('recovers', `{ ${CALL(`{ ...${GOOD}, temperature: -1 }`)} } ${CALL(GOOD)} ${WRITE}`), 'ok'],
+    ['startup-hang-1', harness('stuck', `setInterval(() => {}, 1000);`), 'infra-error', 20_000, 'harness-start'],
     ['proxy-500-1', harness('proxy-fails', `${CALL(`{ model: 'm', messages: [{ role: 'user', content: 'EXPLODE' }] }`)} process.exit(r.status === 500 ? 1 : 0);`), 'infra-error'],
   ];
-  const runner = new core.RolloutRunner({ runId: 'bench-faults', proxy: p.proxy, socketPath, sandboxes: core.localSandboxProvider({ log: () => {} }), concurrency: 2, timeoutMs: 20_000, infraRetries: 0 });
+  const runner = new core.RolloutRunner({ runId: 'bench-faults', proxy: p.proxy, socketPath, sandboxes: core.localSandboxProvider({ log: () => {} }), concurrency: 2, timeoutMs: 20_000, startupTimeoutMs: 3000, infraRetries: 0 });
   const reports = await runner.run(cases.map(([id, h, , limit]) => ({ rolloutId: id, step: 1, task: limit ? { ...task, timeLimitMs: limit } : task, harness: h })));
   const by = new Map(reports.map((r) => [r.rolloutId, r]));
-  for (const [id, , want] of cases) {
+  for (const [id, , want, , wantClass] of cases) {
     const got = by.get(id)?.outcome;
-    tally(`rollout ${id} is ${want}`, { misclassified: got === want ? 0 : 1 });
+    const classOk = !wantClass || by.get(id)?.infraClass === wantClass;
+    tally(`rollout ${id} is ${want}${wantClass ? ` (${wantClass})` : ''}`, { misclassified: got === want && classOk ? 0 : 1 });
     if (got !== want) log(`    got ${got}: ${by.get(id)?.details}`);
   }
   await p.close();

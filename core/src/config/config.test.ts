@@ -85,7 +85,7 @@ describe('config validation', () => {
   });
 
   it('lists valid keys when nothing is close', () => {
-    expect(invalid({ proxy: { zzzzzzzz: 1 } })).toContain('proxy.zzzzzzzz: unknown key (valid keys here: host, port, maxBodyBytes)');
+    expect(invalid({ proxy: { zzzzzzzz: 1 } })).toContain('proxy.zzzzzzzz: unknown key (valid keys here: host, port, maxBodyBytes, headersTimeoutMs, bodyTimeoutMs)');
   });
 
   it('names the path of a wrong type', () => {

@@ -57,6 +57,12 @@ export const ConfigSchema = z.strictObject({
     evalHarnesses: z.array(SlotSchema).min(1).optional(),
     outDir: z.string().default('runs'),
     rolloutTimeoutMs: positiveInt.default(120_000),
+    /**
+     * A harness that asks for no completion this long after it started is stopped, and its
+     * rollout is an infrastructure failure (class `harness-start`), never a reward-0 timeout.
+     * Generous by default: a CLI may install or index before its first call.
+     */
+    startupTimeoutMs: positiveInt.default(300_000),
     /** Retries of a rollout after an infrastructure failure (never after a harness failure). */
     infraRetries: z.number().int().min(0).default(2),
     /**
@@ -92,6 +98,10 @@ export const ConfigSchema = z.strictObject({
     host: z.string().default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(0),
     maxBodyBytes: positiveInt.default(32 * 1024 * 1024),
+    /** A client that has not sent a request's headers in this long is answered 408 and closed. */
+    headersTimeoutMs: positiveInt.default(10_000),
+    /** A client that has not sent a request's body this long after its headers is answered 408 and closed. */
+    bodyTimeoutMs: positiveInt.default(10_000),
   }).prefault({}),
   hooks: z.strictObject({
     /** How long an async tap may stay pending before it fails the hook. */

@@ -26,6 +26,14 @@ export interface TreeNode {
 export type RolloutOutcome = 'ok' | 'harness-error' | 'timeout' | 'infra-error';
 
 /**
+ * What an infrastructure failure was, for the fault accounting: the sandbox, the task's setup,
+ * a harness that never got to its first model call (`harness-start`: it could not be started,
+ * or made no call within the start-up limit), the engine or the proxy, a request the proxy
+ * refused, missing records, the workspace sync, the verifier, a cancel, or the runner itself.
+ */
+export type InfraClass = 'sandbox' | 'task-setup' | 'harness-start' | 'engine' | 'refused' | 'records' | 'sync' | 'verifier' | 'cancelled' | 'runner';
+
+/**
  * The prefix tree rebuilt from one rollout's calls, with its reward. Flows through the
  * `onTreeBuilt` waterfall, where plugins may filter or reshape it.
  */

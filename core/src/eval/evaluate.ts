@@ -4,6 +4,7 @@ import type { Engine } from '../contracts/engine';
 import type { Harness } from '../contracts/harness';
 import type { OracleTurn, Task } from '../contracts/task';
 import type { DependencyContainer } from 'tsyringe';
+import type { InfraClass } from '../contracts/tree';
 import { ServiceTokens as Tokens } from '../rollout/tokens';
 import type { RolloutJob, RolloutReport } from '../rollout/runner';
 import { countStart } from '../util/starts';
@@ -22,6 +23,8 @@ export interface EvalRow {
   passk: number;
   /** Samples lost to infrastructure failures: reported apart, never counted as failures. */
   infra: number;
+  /** Those infrastructure failures by class (`harness-start`: stuck or dead before its first call). */
+  faults: Partial<Record<InfraClass, number>>;
 }
 
 export interface EvalReport {
@@ -66,9 +69,11 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
     const byTask = new Map<string, RolloutReport[]>();
     for (const r of rs) byTask.set(r.request.taskId, [...(byTask.get(r.request.taskId) ?? []), r]);
     let pass1 = 0; let passk = 0; let scoredTasks = 0; let samples = 0; let infra = 0;
+    const faults: Partial<Record<InfraClass, number>> = {};
     for (const tr of byTask.values()) {
       const scored = tr.filter((r) => r.outcome !== 'infra-error');
       infra += tr.length - scored.length;
+      for (const r of tr) if (r.outcome === 'infra-error') faults[r.infraClass ?? 'runner'] = (faults[r.infraClass ?? 'runner'] ?? 0) + 1;
       samples += scored.length;
       if (scored.length === 0) continue;
       scoredTasks++;
@@ -76,13 +81,13 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
       pass1 += passes / scored.length;
       passk += passes > 0 ? 1 : 0;
     }
-    return { harness, category, tasks: byTask.size, samples, pass1: scoredTasks ? pass1 / scoredTasks : 0, passk: scoredTasks ? passk / scoredTasks : 0, infra };
+    return { harness, category, tasks: byTask.size, samples, pass1: scoredTasks ? pass1 / scoredTasks : 0, passk: scoredTasks ? passk / scoredTasks : 0, infra, faults };
   }).sort((a, b) => a.harness.localeCompare(b.harness) || (a.category === 'all' ? 1 : b.category === 'all' ? -1 : a.category.localeCompare(b.category)));
 }
 
 /** One rollout as `eval.json` lists it. */
 export function evalRollout(r: RolloutReport) {
-  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
+  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, ...(r.infraClass ? { infraClass: r.infraClass } : {}), reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls };
 }
 export type EvalRollout = ReturnType<typeof evalRollout>;
 

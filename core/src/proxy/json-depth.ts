@@ -1,8 +1,9 @@
 import type { CanonicalConversation, CanonicalMessage } from '../contracts/messages';
-import { jsonNestingDepth } from '../util/json-depth';
+import { jsonNestingDepth, valueNestingDepth } from '../util/json-depth';
+import { isSettled } from '../util/settled';
 import { WireError } from './wire/types';
 
-export { jsonNestingDepth };
+export { jsonNestingDepth, valueNestingDepth };
 
 /** Nesting a request may use; real tool schemas and arguments stay far below it. */
 export const MAX_JSON_DEPTH = 128;
@@ -22,6 +23,27 @@ export function checkJsonDepth(text: string, where: string, limit = MAX_JSON_DEP
 export function checkArgumentsDepth(conversation: CanonicalConversation, checked: readonly CanonicalMessage[] = [], limit = MAX_JSON_DEPTH): void {
   conversation.messages.forEach((m, i) => {
     if (checked[i] === m) return;
+    for (const p of m.parts) if (p.type === 'tool_call') checkJsonDepth(p.arguments, `the arguments of tool call "${p.name}" in message ${i}`, limit);
+  });
+}
+
+/** Tool lists already checked (a run's tool list is one shared object, call after call). */
+const checkedTools = new WeakSet<object>();
+
+/**
+ * Refuse a conversation handed over as values (the ledger used as a library, not behind the
+ * HTTP reader that scanned the text) whose tool schemas or tool-call arguments nest deeper than
+ * the limit: every later walk (stable keys, settling, templates) would recurse that deep.
+ * Settled messages were checked when they were settled.
+ */
+export function checkConversationDepth(conversation: CanonicalConversation, limit = MAX_JSON_DEPTH): void {
+  const tools = conversation.tools as readonly unknown[] | undefined;
+  if (tools && !checkedTools.has(tools)) {
+    if (valueNestingDepth(tools, limit) > limit) throw new WireError(400, 'invalid_request', `the tool list nests more than ${limit} levels deep; the limit is ${limit}`);
+    if (typeof tools === 'object') checkedTools.add(tools);
+  }
+  conversation.messages.forEach((m, i) => {
+    if (isSettled(m)) return;
     for (const p of m.parts) if (p.type === 'tool_call') checkJsonDepth(p.arguments, `the arguments of tool call "${p.name}" in message ${i}`, limit);
   });
 }

@@ -4,6 +4,7 @@ import type { PromptOrigin } from '../contracts/records';
 import { sameMessage, splitTrailingContext, toolsKey } from './canonical';
 import { sameJson } from '../util/same-values';
 import { settle } from '../util/settled';
+import { checkConversationDepth } from './json-depth';
 import { IdBuffer } from './id-buffer';
 
 /** What the ledger remembers of one answered call. */
@@ -74,6 +75,7 @@ export class TitoLedger {
   constructor(private readonly template: ChatTemplate) {}
 
   prepare(conversation: CanonicalConversation): PreparedPrompt {
+    checkConversationDepth(conversation);
     const { messages, context } = splitTrailingContext(conversation.messages);
     const incoming = this.share(messages);
     if (context) settle(context);

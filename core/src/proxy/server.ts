@@ -27,6 +27,10 @@ export interface ProxyOptions {
   /** Model id reported by `/v1/models`. */
   modelName?: string;
   maxBodyBytes?: number;
+  /** How long a client may take to send a request's headers (default {@link DEFAULT_HEADERS_TIMEOUT_MS}); then 408 and closed. */
+  headersTimeoutMs?: number;
+  /** How long a client may take to send a request's body once its headers are in (default {@link DEFAULT_BODY_TIMEOUT_MS}); then 408 and closed. */
+  bodyTimeoutMs?: number;
   /** Default and ceiling of generated tokens per call. */
   maxTokens?: number;
   temperature?: number;
@@ -102,40 +106,66 @@ class LazyAbort {
   }
 }
 
-/** How long an oversized body is read (and dropped) so that the client, still sending it, can read the 413. */
-const DRAIN_MS = 10_000;
+/** Defaults of the connection limits: a slow or stalled client is closed within seconds. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 /**
- * Refuse an oversized body only once the client has finished sending it (its bytes are read and
- * dropped, nothing is kept): answered at once, the connection closes under a client still
- * writing, which then sees a reset instead of the 413. A client that never finishes gets the
- * answer after {@link DRAIN_MS}.
+ * Drop the rest of a refused body without keeping it: the answer went out first, and the
+ * connection stays usable for a client that finishes sending; one that has not within
+ * `timeoutMs` is closed.
  */
-function refuseAfterDrain(req: IncomingMessage, err: WireError, reject: (e: WireError) => void): void {
-  const timer = setTimeout(() => reject(err), DRAIN_MS);
-  const done = () => { clearTimeout(timer); reject(err); };
+function discardRest(req: IncomingMessage, timeoutMs: number): void {
+  const timer = setTimeout(() => req.socket.destroy(), timeoutMs);
+  timer.unref();
   req.removeAllListeners('data');
   req.on('data', () => undefined);
-  req.once('end', done);
-  req.once('error', done);
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
   req.resume();
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * The body, in one buffer of the declared length where there is one (no chunks plus their
+ * concatenation: one copy of the body, not two). A declared length over the limit is refused
+ * before a byte of the body is read; a body that turns out longer than declared or than the
+ * limit is refused as it crosses it; one not complete within `timeoutMs` is a 408.
+ */
+function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) { refuseAfterDrain(req, new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`), reject); return; }
+    const header = req.headers['content-length'];
+    const declared = header === undefined ? undefined : Number(header);
+    if (declared !== undefined && declared > limit) {
+      discardRest(req, timeoutMs);
+      reject(new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`));
+      return;
+    }
+    const whole = declared !== undefined && Number.isSafeInteger(declared) ? Buffer.allocUnsafe(declared) : undefined;
     const chunks: Buffer[] = [];
     let size = 0;
-    let refused = false;
+    let settled = false;
+    const fail = (err: WireError) => { settled = true; clearTimeout(timer); chunks.length = 0; discardRest(req, timeoutMs); reject(err); };
+    const timer = setTimeout(() => {
+      if (settled) return;
+      fail(new WireError(408, 'invalid_request', `the request body did not arrive within ${timeoutMs} ms (${size} of ${declared ?? 'unknown'} bytes)`));
+    }, timeoutMs);
+    timer.unref();
     req.on('data', (c: Buffer) => {
+      if (settled) return;
+      const cap = whole ? whole.length : limit;
+      if (size + c.length > cap) { fail(new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`)); return; }
+      if (whole) c.copy(whole, size); else chunks.push(c);
       size += c.length;
-      if (size > limit) { refused = true; chunks.length = 0; refuseAfterDrain(req, new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`), reject); return; }
-      chunks.push(c);
     });
-    // A body that came in one chunk is that chunk (no copy of tens of kilobytes per call).
-    req.on('end', () => { if (!refused) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)); });
-    req.on('error', reject);
+    req.on('end', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (whole) resolve(size === whole.length ? whole : whole.subarray(0, size));
+      // A body that came in one chunk is that chunk (no copy of tens of kilobytes per call).
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    req.on('error', (err) => { if (!settled) { settled = true; clearTimeout(timer); reject(err); } });
   });
 }
 
@@ -156,6 +186,7 @@ export class ServingProxy {
   constructor(options: ProxyOptions) {
     this.o = {
       host: '127.0.0.1', port: 0, modelName: 'clawgym-policy', maxBodyBytes: 32 * 1024 * 1024, maxTokens: 4096,
+      headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
       temperature: 1, topP: 1, firstTokenTimeoutMs: 60_000, nextTokenTimeoutMs: 30_000, maxConsecutiveFailures: 2,
       // An option given as undefined keeps its default (callers pass optional settings through).
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
@@ -166,7 +197,7 @@ export class ServingProxy {
 
   /** Start listening; resolves to the root URL (e.g. `http://127.0.0.1:40123`). */
   async start(): Promise<string> {
-    const server = createServer((req, res) => { void this.handle(req, res); });
+    const server = this.createHttpServer();
     server.keepAliveTimeout = 65_000;
     server.on('connection', (socket) => socket.setNoDelay(true));
     await new Promise<void>((resolve, reject) => {
@@ -184,7 +215,7 @@ export class ServingProxy {
    * loopback). Same handler, same sessions.
    */
   async listenUnix(socketPath: string): Promise<void> {
-    const server = createServer((req, res) => { void this.handle(req, res); });
+    const server = this.createHttpServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(socketPath, () => resolve());
@@ -193,6 +224,31 @@ export class ServingProxy {
     // nothing the loopback listener does not, and every request still needs its session key.
     await chmod(socketPath, 0o666);
     this.unixServers.push(server);
+  }
+
+  /**
+   * A server whose slow clients are closed within seconds: Node's own header limit, checked every
+   * second (its default check runs every 30 s, on a 60 s limit), and the body limit of
+   * {@link readBody}. A client that asks before sending its body (`Expect: 100-continue`) and
+   * declares one over the limit is refused at once, and never sends it.
+   */
+  private createHttpServer(): Server {
+    const { headersTimeoutMs, bodyTimeoutMs } = this.o;
+    const server = createServer({
+      headersTimeout: headersTimeoutMs, requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000,
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 2))),
+    }, (req, res) => { void this.handle(req, res); });
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      const declared = Number(req.headers['content-length'] ?? 0);
+      if (declared > this.o.maxBodyBytes) {
+        res.shouldKeepAlive = false;
+        this.sendError(res, adapterFor(pathOf(req.url ?? '/'), req), new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${this.o.maxBodyBytes}`));
+        return;
+      }
+      res.writeContinue();
+      void this.handle(req, res);
+    });
+    return server;
   }
 
   async stop(): Promise<void> {
@@ -209,6 +265,11 @@ export class ServingProxy {
   openSession(rolloutId: string, options: { classify?: SessionState['classify'] } = {}): SessionInfo {
     const s = this.sessions.open(rolloutId, options.classify);
     return { rolloutId, apiKey: s.key, baseUrl: `${this.baseUrl}/s/${rolloutId}` };
+  }
+
+  /** When a session's harness first asked for a completion (undefined: not yet, or no such session). */
+  firstCallAt(rolloutId: string): number | undefined {
+    return this.sessions.get(rolloutId)?.firstCallAt;
   }
 
   /** The recorded calls of a session, in order. */
@@ -255,6 +316,7 @@ export class ServingProxy {
       }
       const route = req.method === 'POST' ? ROUTES[rest] : undefined;
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
+      session.firstCallAt ??= Date.now();
       adapter = route;
       const parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
       checkArgumentsDepth(parsed.conversation, session.checked);
@@ -292,7 +354,7 @@ export class ServingProxy {
 
   /** The body as JSON, read with what the session's previous bodies already held (see request-json.ts). */
   private async readJson(req: IncomingMessage, session: SessionState, adapter: WireAdapter): Promise<unknown> {
-    return session.json.parse(await readBody(req, this.o.maxBodyBytes), adapter.historyKey);
+    return session.json.parse(await readBody(req, this.o.maxBodyBytes, this.o.bodyTimeoutMs), adapter.historyKey);
   }
 
   private async generate(session: SessionState, adapter: WireAdapter, parsed: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -437,6 +499,21 @@ export class ServingProxy {
   private sendError(res: ServerResponse, adapter: WireAdapter, err: unknown): void {
     const e = err instanceof WireError ? err : new WireError(500, 'engine', messageOf(err));
     if (res.headersSent) { if (!res.writableEnded) res.end(); return; }
+    // A client too slow to send its request gets the answer and loses the connection.
+    if (e.status === 408) res.shouldKeepAlive = false;
+    const req = res.req as IncomingMessage | undefined;
+    if (e.status === 413 && req && !req.complete && !req.destroyed) {
+      // The whole answer goes out now, but the response ends only once the refused body is
+      // drained (see discardRest): ended earlier, Node closes the connection under a client still
+      // sending, which then sees EPIPE instead of the 413 it has already been sent.
+      const text = JSON.stringify(adapter.errorBody(e.kind, e.message));
+      res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.write(text);
+      const end = () => { if (!res.writableEnded) res.end(); };
+      req.once('end', end);
+      req.once('close', end);
+      return;
+    }
     this.sendJson(res, e.status || STATUS[e.kind], adapter.errorBody(e.kind, e.message));
   }
 }

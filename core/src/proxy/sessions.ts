@@ -20,6 +20,11 @@ export interface SessionState {
   /** The previous request's messages, their tool-call arguments checked (see checkArgumentsDepth). */
   checked: readonly CanonicalMessage[];
   nextCall: number;
+  /**
+   * When the harness first asked for a completion (key accepted, generation route), whatever
+   * became of the request: the runner's start-up limit asks whether the harness got this far.
+   */
+  firstCallAt?: number;
   closed: boolean;
   /** Engine failures in a row; past the limit the session answers non-retryable errors. */
   consecutiveFailures: number;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelCallRecord } from '../contracts/records';
 import { CallStore } from './call-store';
+import { idsOf } from './record-codec';
 
 const rec = (callIndex: number, promptIds: number[], origin: ModelCallRecord['origin'], outputIds = [9, 9]): ModelCallRecord => ({
   runId: 'r', rolloutId: 'ro-1', callIndex, wireFormat: 'openai-chat', requestedModel: 'm', promptIds: Int32Array.from(promptIds), outputIds,
@@ -22,8 +23,9 @@ describe('CallStore', () => {
     await Promise.all([store.append(a), store.append(b), store.append(c)]);
     const lines = readFileSync(store.path('ro-1'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines[1].promptIds).toBeUndefined();
-    expect(lines[1].promptTail).toEqual([4, 5]);
-    expect(lines[2].promptIds).toBeUndefined();
+    expect(lines[1]).toMatchObject({ v: 2, ref: 0, keep: 5 });
+    expect(Array.from(idsOf(lines[1].ids))).toEqual([4, 5]);
+    expect(lines[2]).toMatchObject({ ref: 1, keep: 7, ids: '' });
     expect(await store.read('ro-1')).toEqual([a, b, c]);
     await store.close('ro-1');
   });
@@ -47,7 +49,7 @@ describe('CallStore', () => {
     await once.append(rec(0, [8], { kind: 'fork', reason: 'opens the file' }));
     for (const r of records) await once.append({ ...r, callIndex: r.callIndex + 1 }); // idle and open: each written at once
     const text = (s: CallStore) => readFileSync(s.path('ro-1'), 'utf8').trim().split('\n');
-    expect(text(once).slice(1).map((l) => l.replace(/"callIndex":\d+/, ''))).toEqual(text(pieces).map((l) => l.replace(/"callIndex":\d+/, '')));
+    expect(text(once).slice(1).map((l) => l.replace(/"callIndex":\d+/, '').replace(/"ref":\d+/, ''))).toEqual(text(pieces).map((l) => l.replace(/"callIndex":\d+/, '').replace(/"ref":\d+/, '')));
     await pieces.close('ro-1');
     await once.close('ro-1');
   });
@@ -65,5 +67,42 @@ describe('CallStore', () => {
 
   it('refuses rollout ids that would escape its folder', () => {
     expect(() => new CallStore('/tmp/x').path('../evil')).toThrow('invalid rollout id');
+  });
+
+  it('stores a fork against the earlier call it shares most with, and reads it back', async () => {
+    const store = new CallStore(tmp('calls-fork-'));
+    const system = Array.from({ length: 300 }, (_, i) => 1000 + i);
+    const a = rec(0, [...system, 1, 2], { kind: 'fork', reason: 'first call of the session' });
+    const b = rec(1, [...system, 1, 2, 9, 9, 3], { kind: 'reuse', parentCall: 0, reusedTokens: 304 });
+    const c = rec(2, [...system, 7, 7], { kind: 'fork', reason: 'history rewritten' });
+    const d = rec(3, [5, 6], { kind: 'fork', reason: 'a subagent with its own prompt' });
+    for (const r of [a, b, c, d]) await store.append(r);
+    const lines = readFileSync(store.path('ro-1'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[2]).toMatchObject({ ref: 1, keep: 300 });
+    expect(Array.from(idsOf(lines[2].ids))).toEqual([7, 7]);
+    expect(lines[3].ref).toBeUndefined();
+    expect(await store.read('ro-1')).toEqual([a, b, c, d]);
+    const heads = [];
+    for await (const h of store.heads('ro-1')) heads.push([h.callIndex, h.promptLength, h.outputIds.length]);
+    expect(heads).toEqual([[0, 302, 2], [1, 305, 2], [2, 302, 2], [3, 2, 2]]);
+    await store.close('ro-1');
+  });
+
+  it('reads files in the earlier format (ids as JSON numbers, reuses as tails, retries with no ids)', async () => {
+    const dir = tmp('calls-v1-');
+    const store = new CallStore(dir);
+    const a = rec(0, [1, 2, 3], { kind: 'fork', reason: 'first call of the session' });
+    const b = rec(1, [1, 2, 3, 9, 9, -4, 5], { kind: 'reuse', parentCall: 0, reusedTokens: 5 });
+    const c = rec(2, [1, 2, 3, 9, 9, -4, 5], { kind: 'retry', of: 1 }, [7]);
+    const old = (r: ModelCallRecord, field?: string, ids: number[] = []) => {
+      const { promptIds: _p, ...rest } = r;
+      const head = JSON.stringify(rest);
+      return field ? `${head.slice(0, -1)},"${field}":[${ids.join(',')}]}` : head;
+    };
+    appendFileSync(store.path('ro-1'), `${old(a, 'promptIds', [1, 2, 3])}\n${old(b, 'promptTail', [-4, 5])}\n${old(c)}\n`);
+    expect(await store.read('ro-1')).toEqual([a, b, c]);
+    const lengths = [];
+    for await (const h of store.heads('ro-1')) lengths.push(h.promptLength);
+    expect(lengths).toEqual([3, 7, 7]);
   });
 });

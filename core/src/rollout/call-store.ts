@@ -1,118 +1,88 @@
 import 'reflect-metadata';
-import { writeSync } from 'node:fs';
-import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
+import { existsSync, writeSync } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { ServiceTokens } from './tokens';
+import { floatsText, idsBase64, idsText } from './record-codec';
+import { decodeFile, headsOfFile, type CallHead } from './record-decode';
 
-/**
- * On disk a record that reuses its parent's ids stores only the new tail of its prompt
- * (`promptTail`), and a retry stores none: disk and serialisation cost grow with new tokens,
- * not with history (a 50-call rollout at 30k tokens would otherwise write 1.5M ids).
- */
-type StoredRecord = Omit<ModelCallRecord, "promptIds"> & { promptIds?: number[]; promptTail?: number[] };
-
-/** Ids a piece of a line holds: a 30M-id prompt is written as 120 pieces of at most 3 MB. */
-const IDS_PER_PIECE = 1 << 18;
-
-/**
- * `ids` as comma-separated decimal ASCII into `out` (12 bytes an id of room), a leading comma
- * unless first: digits written by hand, because `join` makes a string per id (a 30M-id prompt
- * allocated ~1 GB).
- */
-function idsAscii(ids: Int32Array, first: boolean, out: Buffer): Buffer {
-  let at = 0;
-  for (let i = 0; i < ids.length; i++) {
-    if (i > 0 || !first) out[at++] = 44; // ','
-    let v = ids[i]!;
-    if (v < 0) { out[at++] = 45; v = -v; } // '-'
-    let digits = 1;
-    for (let p = 10; p <= v; p *= 10) digits++;
-    at += digits;
-    for (let k = at - 1; k >= at - digits; k--) { out[k] = 48 + (v % 10); v = (v / 10) | 0; }
-  }
-  return out.subarray(0, at);
-}
+/** Fork prefixes shorter than this are written whole (a reference would save nothing). */
+const MIN_SHARED = 64;
+/** Earlier calls a fork's prompt is compared with, newest first. */
+const CANDIDATES = 64;
 
 /** Lines up to this many bytes are appended synchronously (see {@link CallStore.append}). */
 const SYNC_LINE = 64 * 1024;
 
-/** A record as stored: the line's head (the record without its prompt), and the prompt ids it keeps. */
-interface StoredParts { head: string; field?: 'promptTail' | 'promptIds'; ids: Int32Array }
+/** What a rollout's writer remembers of its calls: their ids, for a fork's shared prefix. */
+interface Written { callIndex: number; prompt: Int32Array; output: readonly number[] }
 
-function storedParts(r: ModelCallRecord): StoredParts {
-  const { promptIds, ...rest } = r;
-  const head = JSON.stringify(rest);
-  if (r.origin.kind === 'retry') return { head, ids: promptIds.subarray(0, 0) };
-  return r.origin.kind === 'reuse' ? { head, field: 'promptTail', ids: promptIds.subarray(r.origin.reusedTokens) } : { head, field: 'promptIds', ids: promptIds };
+/** How many leading ids `prompt` shares with `w`'s prompt followed by its output. */
+function sharedPrefix(prompt: Int32Array, w: Written): number {
+  const n = Math.min(prompt.length, w.prompt.length + w.output.length);
+  const inPrompt = Math.min(n, w.prompt.length);
+  let i = 0;
+  while (i < inPrompt && prompt[i] === w.prompt[i]) i++;
+  if (i < inPrompt) return i;
+  while (i < n && prompt[i] === w.output[i - w.prompt.length]) i++;
+  return i;
+}
+
+/** The earlier call a prompt is stored against, and how many of its ids (prompt, then output) it keeps. */
+function referenceOf(r: ModelCallRecord, earlier: readonly Written[]): { ref: number; keep: number } | undefined {
+  if (r.origin.kind === 'reuse') return { ref: r.origin.parentCall, keep: r.origin.reusedTokens };
+  if (r.origin.kind === 'retry') return { ref: r.origin.of, keep: r.promptIds.length };
+  // A fork still shares most of its prompt with some earlier call (the system prompt and the
+  // history up to where it diverged): stored by reference too.
+  let best: { ref: number; keep: number } | undefined;
+  for (let i = earlier.length - 1; i >= Math.max(0, earlier.length - CANDIDATES); i--) {
+    const keep = sharedPrefix(r.promptIds, earlier[i]!);
+    if (keep >= MIN_SHARED && (!best || keep > best.keep)) best = { ref: earlier[i]!.callIndex, keep };
+  }
+  return best;
 }
 
 /**
- * The stored line of a record, newline included, in pieces to write one after another: the
- * record without its prompt, then the prompt's ids a piece at a time — no number[] copy, no
- * string the size of the whole prompt.
+ * A record's line (format 2, docs/records.md), newline included, in pieces to write one after
+ * another: the record without its ids, its output and log-probabilities compactly encoded, the
+ * call its prompt builds on and how many ids it keeps of it, and last the prompt's new ids —
+ * a piece at a time, never whole in memory.
  */
-function* lineOf({ head, field, ids }: StoredParts): Generator<string | Buffer> {
-  if (!field) { yield `${head}\n`; return; }
-  yield `${head.slice(0, -1)},"${field}":[`;
-  // One buffer for every piece: the caller writes each piece before asking for the next.
-  const room = Buffer.allocUnsafe(Math.min(ids.length, IDS_PER_PIECE) * 12);
-  for (let i = 0; i < ids.length; i += IDS_PER_PIECE) yield idsAscii(ids.subarray(i, i + IDS_PER_PIECE), i === 0, room);
-  yield ']}\n';
+function* lineOf(r: ModelCallRecord, reference: { ref: number; keep: number } | undefined): Generator<string> {
+  const { promptIds, outputIds, outputLogprobs, ...rest } = r;
+  const head = JSON.stringify(rest);
+  const ref = reference ? `,"ref":${reference.ref},"keep":${reference.keep}` : '';
+  yield `${head.slice(0, -1)},"v":2,"out":"${idsText(outputIds)}","lp":"${floatsText(outputLogprobs)}"${ref},"ids":"`;
+  yield* idsBase64(promptIds.subarray(reference?.keep ?? 0));
+  yield '"}\n';
 }
 
-/** Where every small line is made (see {@link SYNC_LINE}): written and done before the next one starts. */
+/** Where every small line is made: written and done before the next one starts. */
 const scratch = Buffer.allocUnsafe(SYNC_LINE);
 
 /**
- * A small record's line, what {@link lineOf}'s pieces make, written into {@link scratch}: its
- * length, or undefined when it may not fit (it is then written in pieces). No string of the
- * line, no `join` of its ids, no buffer per call. After 20 ms of idle, as a proxied call's
- * record is made, the `join` and the `Buffer.from` cost ~65 µs; with this a cold append of a
- * bench-shaped record went from ~179 to ~160 µs (most of the rest is the head's JSON and the write).
+ * A line's pieces in {@link scratch} when the whole line fits: the bytes to write. Otherwise the
+ * pieces taken so far, to be written before the rest (the generator is not rewound).
  */
-function smallLine({ head, field, ids }: StoredParts): number | undefined {
-  const tail = field ? ids.length * 12 + field.length + 8 : 1;
-  if (head.length + tail > SYNC_LINE) return undefined; // each UTF-16 unit is at least a byte
-  // `write` stops short only when the room left is less than the next character (at most 4
-  // bytes): a head that leaves more than that free was written whole.
-  let at = scratch.write(head, 0, 'utf8');
-  if (at > SYNC_LINE - 4 - tail) return undefined;
-  if (!field) { scratch[at++] = 10; return at; }
-  at += scratch.write(`,"${field}":[`, at - 1, 'latin1') - 1; // over the head's closing brace
-  at += idsAscii(ids, true, scratch.subarray(at)).length;
-  scratch[at++] = 93; // ']'
-  scratch[at++] = 125; // '}'
-  scratch[at++] = 10;
-  return at;
+function smallLine(pieces: Generator<string>): Buffer | string[] {
+  const taken: string[] = [];
+  let at = 0;
+  // Taken with next(), not for…of: leaving a for…of early would close the generator.
+  for (let r = pieces.next(); !r.done; r = pieces.next()) {
+    const piece = r.value;
+    taken.push(piece);
+    // Each UTF-16 unit is at most 3 bytes: a piece that may not fit leaves the fast path.
+    if (at + piece.length * 3 > SYNC_LINE) return taken;
+    at += scratch.write(piece, at, 'utf8');
+  }
+  return scratch.subarray(0, at);
 }
 
-/** Rebuild full prompt ids from parents; a record whose parent is missing is reported, not guessed. */
-function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
-  const byIndex = new Map<number, ModelCallRecord>();
-  return stored.map((s) => {
-    let promptIds: Int32Array;
-    if (s.promptIds) promptIds = Int32Array.from(s.promptIds);
-    else {
-      const parentIndex = s.origin.kind === 'reuse' ? s.origin.parentCall : s.origin.kind === 'retry' ? s.origin.of : -1;
-      const parent = byIndex.get(parentIndex);
-      if (!parent) throw new ClawGymError(ErrorCodes.RECORDS_INVALID, `${file}: call ${s.callIndex} refers to call ${parentIndex}, which is not in the file`, { hint: 'The file was edited or cut before that call; the rollout\'s records cannot be rebuilt. Remove the file (its rollout is then missing records: an infrastructure failure).' });
-      if (s.origin.kind === 'reuse') {
-        const tail = s.promptTail ?? [];
-        promptIds = new Int32Array(parent.promptIds.length + parent.outputIds.length + tail.length);
-        promptIds.set(parent.promptIds);
-        promptIds.set(parent.outputIds, parent.promptIds.length);
-        promptIds.set(tail, parent.promptIds.length + parent.outputIds.length);
-      } else promptIds = parent.promptIds;
-    }
-    const { promptTail: _tail, ...rest } = s;
-    const record = { ...rest, promptIds } as ModelCallRecord;
-    byIndex.set(record.callIndex, record);
-    return record;
-  });
-}
+/** A rollout's open file, the appends queued on it, and the calls written to it. */
+interface FileState { handle: Promise<FileHandle>; tail: Promise<void>; open?: FileHandle; pending: number; written: Written[] }
 
 /**
  * The run store's call records: one JSONL file per rollout under `<dir>/`, appended in call
@@ -121,7 +91,7 @@ function decode(stored: StoredRecord[], file: string): ModelCallRecord[] {
  */
 @injectable()
 export class CallStore implements RecordStore {
-  private readonly files = new Map<string, { handle: Promise<FileHandle>; tail: Promise<void>; open?: FileHandle; pending: number }>();
+  private readonly files = new Map<string, FileState>();
 
   /** In the run container the folder is the scope's `Tokens.CallsDir`. */
   constructor(@inject(ServiceTokens.CallsDir) readonly dir: string) {}
@@ -130,7 +100,7 @@ export class CallStore implements RecordStore {
     let f = this.files.get(rolloutId);
     if (!f) {
       const handle = mkdir(this.dir, { recursive: true }).then(() => open(this.path(rolloutId), 'a'));
-      const file: { handle: Promise<FileHandle>; tail: Promise<void>; open?: FileHandle; pending: number } = { handle, tail: Promise.resolve(), pending: 1 };
+      const file: FileState = { handle, tail: Promise.resolve(), pending: 1, written: [] };
       file.tail = handle.then((h) => { file.open = h; file.pending--; });
       f = file;
       this.files.set(rolloutId, f);
@@ -152,14 +122,21 @@ export class CallStore implements RecordStore {
    */
   append(record: ModelCallRecord): Promise<void> {
     const f = this.fileOf(record.rolloutId);
-    const parts = storedParts(record);
+    const reference = referenceOf(record, f.written);
+    // Kept for a later fork to find its shared prefix in: the ids themselves are the caller's
+    // (views of the session's ledger), not copies.
+    f.written.push({ callIndex: record.callIndex, prompt: record.promptIds, output: record.outputIds });
+    if (f.written.length > CANDIDATES) f.written.shift();
+    const pieces = lineOf(record, reference);
+    let taken: string[] = [];
     if (f.open && f.pending === 0) {
       try {
-        const length = smallLine(parts);
-        if (length !== undefined) {
-          for (let at = 0; at < length;) at += writeSync(f.open.fd, scratch, at, length - at);
+        const line = smallLine(pieces);
+        if (!Array.isArray(line)) {
+          for (let at = 0; at < line.length;) at += writeSync(f.open.fd, line, at, line.length - at);
           return Promise.resolve();
         }
+        taken = line;
       } catch (err) {
         return Promise.reject(err);
       }
@@ -167,32 +144,42 @@ export class CallStore implements RecordStore {
     f.pending++;
     const done = f.tail.then(async () => {
       const h = await f.handle;
-      for (const piece of lineOf(parts)) await (typeof piece === 'string' ? h.write(piece) : h.write(piece));
+      for (const piece of taken) await h.write(piece);
+      for (const piece of pieces) await h.write(piece);
     });
     f.tail = done.catch(() => undefined).finally(() => { f.pending--; });
     return done;
   }
 
-  /** Every record of a rollout, in call order. */
+  /** Every record of a rollout, in call order, its prompt ids rebuilt (see {@link stream} for one at a time). */
   async read(rolloutId: string): Promise<ModelCallRecord[]> {
+    const out: ModelCallRecord[] = [];
+    for await (const r of this.stream(rolloutId)) out.push(r);
+    return out;
+  }
+
+  /**
+   * The records of a rollout one at a time, in call order, read from the file in chunks: a
+   * session of any size is read in the memory of the records being used (plus the calls later
+   * ones still build on), never the whole file.
+   */
+  async *stream(rolloutId: string): AsyncGenerator<ModelCallRecord> {
     await this.files.get(rolloutId)?.tail;
-    let text: string;
-    try {
-      text = await readFile(this.path(rolloutId), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    // A line cut by a crash mid-write is the only partial line possible: the last one.
-    const stored = text.split('\n').filter((l) => l.trim()).flatMap((l) => {
-      try { return [JSON.parse(l) as StoredRecord]; } catch { return []; }
-    });
-    return decode(stored, this.path(rolloutId));
+    if (!existsSync(this.path(rolloutId))) return;
+    yield* decodeFile(this.path(rolloutId));
+  }
+
+  /** The records of a rollout without their prompt ids (one pass, one line in memory): what statistics need. */
+  async *heads(rolloutId: string): AsyncGenerator<CallHead> {
+    await this.files.get(rolloutId)?.tail;
+    if (!existsSync(this.path(rolloutId))) return;
+    yield* headsOfFile(this.path(rolloutId));
   }
 
   /** Flush to disk and close the rollout's file. */
   async close(rolloutId: string): Promise<void> {
     const f = this.files.get(rolloutId);
+    if (f) f.written.length = 0;
     if (!f) return;
     this.files.delete(rolloutId);
     await f.tail;

@@ -44,6 +44,8 @@ const proxyFails = processHarness('proxy-fails', `(async () => { const r = await
   headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'EXPLODE' }] }) });
   process.exit(r.status === 500 ? 1 : 0); })()`);
 const hanger = processHarness('hanger', `(async () => { ${CALL} setInterval(() => {}, 1000); })()`);
+// Stuck at start-up: never asks for a completion (a CLI waiting on a prompt, a lock, a network it lacks).
+const stuckAtStart = processHarness('stuck', `console.log('loading plugins'); setInterval(() => {}, 1000);`);
 
 const writeTask = (id: string, opts: Partial<Task> = {}): Task => ({
   id, category: 'files', instruction: 'write out.txt',
@@ -128,6 +130,22 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     expect({ outcome: by['recovers-1']!.outcome, details: by['recovers-1']!.details }).toEqual({ outcome: 'ok', details: 'out.txt correct' });
     expect(by['proxy-fails-1']).toMatchObject({ outcome: 'infra-error' });
     expect(by['proxy-fails-1']!.details).toBe('engine or proxy failed: the proxy failed a request: 500: Maximum call stack size exceeded');
+  }, 60_000);
+
+  it('a harness with no model call within the start-up limit is stopped as an infra failure of class harness-start; one that called and then hangs is a timeout', async () => {
+    const jobs: RolloutJob[] = [
+      { rolloutId: 'stuck-1', step: 1, task: writeTask('s1', { timeLimitMs: 30_000 }), harness: stuckAtStart },
+      { rolloutId: 'hang-after-call-1', step: 1, task: writeTask('s2', { timeLimitMs: 2500 }), harness: hanger },
+      { rolloutId: 'stuck-to-limit-1', step: 1, task: writeTask('s3', { timeLimitMs: 1000 }), harness: stuckAtStart },
+    ];
+    const by = Object.fromEntries((await runner(undefined, { infraRetries: 0, startupTimeoutMs: 1500 }).run(jobs)).map((r) => [r.rolloutId, r]));
+    expect(by['stuck-1']).toMatchObject({ outcome: 'infra-error', infraClass: 'harness-start', calls: 0 });
+    expect(by['stuck-1']!.details).toMatch(/no model call within the start-up limit of 1500 ms.*loading plugins/);
+    expect(by['stuck-1']!.reward).toBeNaN();
+    expect(by['hang-after-call-1']).toMatchObject({ outcome: 'timeout', calls: 1 });
+    expect(by['hang-after-call-1']!.infraClass).toBeUndefined();
+    // Out of time before the start-up limit, still without a call: the same fault.
+    expect(by['stuck-to-limit-1']).toMatchObject({ outcome: 'infra-error', infraClass: 'harness-start' });
   }, 60_000);
 
   it('stops on cancel: running harnesses are killed, sandboxes destroyed, nothing new starts', async () => {

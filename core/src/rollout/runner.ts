@@ -2,7 +2,7 @@ import type { Harness } from '../contracts/harness';
 import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
-import type { RolloutOutcome } from '../contracts/tree';
+import type { InfraClass, RolloutOutcome } from '../contracts/tree';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
@@ -28,8 +28,13 @@ export interface RolloutReport extends RolloutResult {
   attempts: number;
   /** Verifier verdict, for ok / harness-error / timeout outcomes. */
   verdict?: Verdict;
+  /** For an infra-error: which part failed (see {@link InfraClass}). */
+  infraClass?: InfraClass;
   records: ModelCallRecord[];
 }
+
+/** Default start-up limit: generous, since a CLI may install or index before its first call. */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 300_000;
 
 export interface RunnerOptions {
   runId: string;
@@ -43,6 +48,12 @@ export interface RunnerOptions {
   timeoutMs: number;
   /** Extra attempts after an infrastructure failure (never after a harness failure). */
   infraRetries: number;
+  /**
+   * A harness that has asked for no completion this long after it started is stopped: the
+   * rollout is an infra failure of class `harness-start` (never a reward-0 timeout), as is one
+   * that reached its wall limit with no call at all. Default {@link DEFAULT_STARTUP_TIMEOUT_MS}.
+   */
+  startupTimeoutMs?: number;
   limits?: SandboxLimits;
   /** Where providers keep logs (image builds); default: the folder of `socketPath`. */
   logDir?: string;
@@ -54,7 +65,9 @@ export interface RunnerOptions {
   onProgress?: (event: { kind: 'start' | 'done' | 'retry'; rolloutId: string; report?: RolloutReport; inFlight: number; done: number; total: number }) => void;
 }
 
-class InfraError extends Error {}
+class InfraError extends Error {
+  constructor(readonly infraClass: InfraClass, message: string) { super(message); }
+}
 
 /**
  * Runs rollouts with bounded concurrency: for each, a sandbox, the task's workspace, a proxy
@@ -137,6 +150,8 @@ export class RolloutRunner {
     let outcome: RolloutOutcome = 'ok';
     let verdict: Verdict | undefined;
     let details = '';
+    let infraClass: InfraClass | undefined;
+    let startupExpired = false;
     let records: ModelCallRecord[] = [];
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
@@ -151,28 +166,41 @@ export class RolloutRunner {
         // The proxy socket lives in the run's (or the evaluation's) folder: logs go beside it.
         logDir: this.o.logDir ?? dirname(this.o.socketPath),
         readOnlyPaths: [...new Set([...(this.o.readOnlyPaths ?? []), ...(job.harness.hostPaths?.(request.harnessOptions) ?? [])])],
-      }).catch((err: unknown) => { throw new InfraError(`sandbox creation failed: ${messageOf(err)}`); });
+      }).catch((err: unknown) => { throw new InfraError('sandbox', `sandbox creation failed: ${messageOf(err)}`); });
       const workspace = fsWorkspace(sandbox.workspaceHostPath);
-      await job.task.setup(workspace).catch((err: unknown) => { throw new InfraError(`task setup failed: ${messageOf(err)}`); });
+      await job.task.setup(workspace).catch((err: unknown) => { throw new InfraError('task-setup', `task setup failed: ${messageOf(err)}`); });
+      const timeoutMs = job.task.timeLimitMs ?? this.o.timeoutMs;
+      const startupMs = this.o.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+      // Past the start-up limit with no completion asked for, the harness is stuck before the
+      // policy had any say: stopped now, not at the wall limit, and never scored.
+      const startup = startupMs < timeoutMs ? setTimeout(() => {
+        if (this.o.proxy.firstCallAt(sessionId) === undefined) { startupExpired = true; abort.abort(); }
+      }, startupMs) : undefined;
       const result = await job.harness.run({
-        sandbox, instruction: request.instruction, timeoutMs: job.task.timeLimitMs ?? this.o.timeoutMs, signal: abort.signal,
+        sandbox, instruction: request.instruction, timeoutMs, signal: abort.signal,
         endpoint: { baseUrl: sandbox.modelBaseUrl, apiKey: session.apiKey, model: this.o.model ?? 'clawgym-policy' },
         options: request.harnessOptions,
-      }).catch((err: unknown) => { throw new InfraError(`harness could not be started: ${messageOf(err)}`); });
+      }).catch((err: unknown) => { throw new InfraError('harness-start', `harness could not be started: ${messageOf(err)}`); })
+        .finally(() => clearTimeout(startup));
+      const firstCallAt = this.o.proxy.firstCallAt(sessionId);
       const closed = await this.o.proxy.closeSession(sessionId);
       records = await this.o.proxy.records(sessionId);
-      if (signal?.aborted) throw new InfraError('cancelled');
-      if (closed.infraFailure) throw new InfraError(`engine or proxy failed: ${closed.infraFailure}`);
+      if (signal?.aborted) throw new InfraError('cancelled', 'cancelled');
+      if (startupExpired || (result.timedOut && firstCallAt === undefined)) {
+        throw new InfraError('harness-start', `the harness made no model call within ${startupExpired ? `the start-up limit of ${startupMs} ms` : `its time limit of ${timeoutMs} ms`}: stuck before its first call (raise run.startupTimeoutMs if it needs longer to start): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);
+      }
+      if (closed.infraFailure) throw new InfraError('engine', `engine or proxy failed: ${closed.infraFailure}`);
       // A harness that fails after the proxy refused one of its requests failed because of us.
-      if (closed.refused && !result.timedOut && result.exitCode !== 0) throw new InfraError(`the harness failed (exit ${result.exitCode}) after the proxy refused its request: ${closed.refused}`);
-      if (!result.timedOut && records.length === 0) throw new InfraError(`missing records: the harness made no model call (exit ${result.exitCode}): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);
+      if (closed.refused && !result.timedOut && result.exitCode !== 0) throw new InfraError('refused', `the harness failed (exit ${result.exitCode}) after the proxy refused its request: ${closed.refused}`);
+      if (!result.timedOut && records.length === 0) throw new InfraError(firstCallAt === undefined ? 'harness-start' : 'records', `missing records: the harness made no model call (exit ${result.exitCode}): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);
       outcome = result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'harness-error';
       // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
-      await sandbox.sync?.().catch((err: unknown) => { throw new InfraError(`workspace sync failed: ${messageOf(err)}`); });
-      verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError(`verifier failed: ${messageOf(err)}`); });
+      await sandbox.sync?.().catch((err: unknown) => { throw new InfraError('sync', `workspace sync failed: ${messageOf(err)}`); });
+      verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError('verifier', `verifier failed: ${messageOf(err)}`); });
       details = outcome === 'ok' ? verdict.details : `${outcome} (exit ${result.exitCode}): ${verdict.details}`;
     } catch (err) {
       outcome = 'infra-error';
+      infraClass = err instanceof InfraError ? err.infraClass : 'runner';
       details = err instanceof InfraError ? err.message : `runner failure: ${messageOf(err)}`;
       verdict = undefined;
       await this.o.proxy.closeSession(sessionId).catch(() => undefined);
@@ -186,6 +214,7 @@ export class RolloutRunner {
       // An infrastructure failure has no reward: it is never scored as 0.
       reward: outcome === 'infra-error' ? Number.NaN : verdict?.reward ?? 0,
       verdict, details, calls: records.length, durationMs: Date.now() - started, records,
+      ...(infraClass ? { infraClass } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;

@@ -1,6 +1,6 @@
 import { isSideCall, type CallRole, type ModelCallRecord } from '../contracts/records';
 
-const failedCall = (r: ModelCallRecord) => r.finishReason === 'error' || r.finishReason === 'aborted';
+const failedCall = (r: Omit<ModelCallRecord, 'promptIds'>) => r.finishReason === 'error' || r.finishReason === 'aborted';
 
 /**
  * TITO statistics of a set of calls (one rollout or many). Side calls (a role other than main:
@@ -10,10 +10,10 @@ const failedCall = (r: ModelCallRecord) => r.finishReason === 'error' || r.finis
  * after a failed call) reuses its ids verbatim and is neither a reuse nor a fork: the rate is
  * reuses over the calls that extend or fork. A rollout whose calls all failed is `failed`.
  */
-export function titoStats(records: readonly ModelCallRecord[]) {
-  const byRollout = new Map<string, ModelCallRecord[]>();
+export function titoStats(records: readonly Omit<ModelCallRecord, 'promptIds'>[]) {
+  const byRollout = new Map<string, Omit<ModelCallRecord, 'promptIds'>[]>();
   for (const r of records) byRollout.set(r.rolloutId, [...(byRollout.get(r.rolloutId) ?? []), r]);
-  const later: ModelCallRecord[] = [];
+  const later: Omit<ModelCallRecord, 'promptIds'>[] = [];
   const sideRoles: Partial<Record<CallRole, number>> = {};
   let side = 0;
   const failedRollouts: string[] = [];
@@ -44,7 +44,7 @@ export function titoStats(records: readonly ModelCallRecord[]) {
 }
 
 /** One line: "4 calls; TITO reuse 100.0% (3/3 main calls after the first; 1 side call excluded: title)". */
-export function titoSummary(records: readonly ModelCallRecord[]): string {
+export function titoSummary(records: readonly Omit<ModelCallRecord, 'promptIds'>[]): string {
   const s = titoStats(records);
   const extending = s.reuse + s.forks;
   const parts = [`${s.reuse}/${extending} main calls after the first`];

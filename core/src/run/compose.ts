@@ -132,7 +132,8 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   byDefault(c, Tokens.Proxy, () => c.register(Tokens.Proxy, {
     useFactory: instancePerContainerCachingFactory((s) => new ServingProxy({
       engine: s.resolve(Tokens.Engine), store: s.resolve(Tokens.CallStore), runId: s.resolve(Tokens.RunId),
-      host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes, ...s.resolve(Tokens.ProxySettings),
+      host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes,
+      headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs, ...s.resolve(Tokens.ProxySettings),
       onRecord: async (r) => { await kernel.hooks.onModelCall.promise(r); o.onRecord?.(r); },
     })),
   }));
@@ -140,7 +141,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
     useFactory: instancePerContainerCachingFactory((s) => new RolloutRunner({
       runId: s.resolve(Tokens.RunId), proxy: s.resolve(Tokens.Proxy), socketPath: s.resolve(Tokens.ProxySocket),
       sandboxes: s.resolve(Tokens.Sandboxes), kernel, concurrency: config.run.concurrency,
-      timeoutMs: config.run.rolloutTimeoutMs, infraRetries: config.run.infraRetries,
+      timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
       // The run's live display follows the run's own rollouts; a scope's caller listens to its own.
       onProgress: s === c ? o.onRollout : undefined,
     })),

@@ -25,6 +25,8 @@ export function stepMetrics(o: StepOutcome, harnesses: readonly HarnessSlot[], t
     'tokens/generated': timing.tokens, ...filters,
     ...Object.fromEntries(Object.entries(o.train ?? {}).map(([k, v]) => [`train/${k}`, v])),
   };
+  // The fault accounting: infrastructure failures by class (`infra/harness-start`, `infra/engine`, …).
+  for (const r of reports) if (r.outcome === 'infra-error') { const k = `infra/${r.infraClass ?? 'runner'}`; values[k] = (values[k] ?? 0) + 1; }
   for (const { harness } of harnesses) values[`reward/${harness.name}`] = mean(scored.filter((r) => r.request.harness === harness.name).map((r) => r.reward));
   const categories = [...new Set(scored.map((r) => r.request.category))].sort();
   if (categories.length > 1) {

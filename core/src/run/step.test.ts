@@ -27,6 +27,7 @@ function recordingTrainer() {
 const runnerOf = (outcome: RolloutReport['outcome']) => ({
   run: async (jobs: readonly { rolloutId: string; task: { id: string } }[]) => jobs.map((j, i): RolloutReport => ({
     rolloutId: j.rolloutId, sessionId: j.rolloutId, attempts: 1, outcome, reward: outcome === 'infra-error' ? Number.NaN : i % 2,
+    ...(outcome === 'infra-error' ? { infraClass: i % 2 ? 'harness-start' as const : 'engine' as const } : {}),
     details: '', calls: outcome === 'infra-error' ? 0 : 2, durationMs: 1,
     records: outcome === 'infra-error' ? [] : simulateRollout(['step', 'step'], i, j.rolloutId),
     request: { runId: 'r', rolloutId: j.rolloutId, step: 1, taskId: j.task.id, category: 'files', harness: 'sim', instruction: '', env: {}, tags: [], harnessOptions: {} },
@@ -46,7 +47,7 @@ describe('one RL step', () => {
     expect(synced).toBe(0);
     expect(outcome!.train).toBeUndefined();
     expect(outcome!.reports).toHaveLength(4);
-    expect(stepMetrics(outcome!, [{ harness, options: {} }], { seconds: 1, tokens: 0 })).toMatchObject({ rollouts: 4, infra: 4, trained: 0 });
+    expect(stepMetrics(outcome!, [{ harness, options: {} }], { seconds: 1, tokens: 0 })).toMatchObject({ rollouts: 4, infra: 4, 'infra/harness-start': 2, 'infra/engine': 2, trained: 0 });
   });
 
   it('steps the trainer with the advantages of the selected algorithm and the selected loss when rollouts are trainable', async () => {

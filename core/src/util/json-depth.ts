@@ -26,3 +26,22 @@ export function jsonNestingDepth(text: string): number {
   }
   return max;
 }
+
+/**
+ * How deeply a parsed value nests arrays and objects, by a walk with a stack of its own (never
+ * the call stack), stopping as soon as it passes `limit`: what a value handed over by a library
+ * caller is checked with, where no JSON text was scanned. Returns `limit + 1` when it is deeper.
+ */
+export function valueNestingDepth(value: unknown, limit: number): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  let max = 0;
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (depth > limit) return limit + 1;
+    if (depth > max) max = depth;
+    const children = Array.isArray(v) ? v : Object.values(v as object);
+    for (const c of children) if (typeof c === 'object' && c !== null) stack.push([c, depth + 1]);
+  }
+  return max;
+}

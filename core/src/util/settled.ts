@@ -18,14 +18,31 @@ const frozenBefore = new WeakSet<object>();
 /** The mark's descriptor, one for all (non-enumerable, read-only, not configurable). */
 const MARK: PropertyDescriptor = Object.freeze({ value: true });
 
-function freeze(v: unknown): void {
-  if (typeof v !== 'object' || v === null || isSettled(v)) return;
-  // No array of the values made per object (most of what is settled is small and new).
-  if (Array.isArray(v)) for (let i = 0; i < v.length; i++) freeze(v[i]);
-  else for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) freeze((v as Record<string, unknown>)[k]);
-  if (Object.isExtensible(v)) Object.defineProperty(v, SETTLED, MARK);
-  else frozenBefore.add(v);
-  Object.freeze(v);
+/**
+ * Freeze `root` and what it holds, children before parents, with a stack of our own instead of
+ * the call stack: a client's tool schema 20,000 levels deep would overflow it.
+ */
+function freeze(root: unknown): void {
+  if (typeof root !== 'object' || root === null || isSettled(root)) return;
+  // Each entry: an object, and whether its children are on the stack already.
+  const stack: [object, boolean][] = [[root, false]];
+  while (stack.length) {
+    const top = stack[stack.length - 1]!;
+    const v = top[0];
+    if (!top[1]) {
+      top[1] = true;
+      // No array of the values made per object (most of what is settled is small and new).
+      const push = (c: unknown) => { if (typeof c === 'object' && c !== null && !isSettled(c)) stack.push([c, false]); };
+      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) push(v[i]);
+      else for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) push((v as Record<string, unknown>)[k]);
+      continue;
+    }
+    stack.pop();
+    if (isSettled(v)) continue; // reached twice (shared within the value)
+    if (Object.isExtensible(v)) Object.defineProperty(v, SETTLED, MARK);
+    else frozenBefore.add(v);
+    Object.freeze(v);
+  }
 }
 
 /** Freeze `value` and everything in it (plain data), and mark each of them settled; returns it. */

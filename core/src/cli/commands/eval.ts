@@ -29,6 +29,14 @@ export function formatEval(rows: readonly EvalRow[], k: number): string {
     rows.map((r) => [r.harness, r.category, String(r.tasks), String(r.samples), pct(r.pass1), pct(r.passk), String(r.infra)]));
 }
 
+/** The infrastructure failures by class (one line, empty without any): what the INFRA column holds. */
+export function formatFaults(rows: readonly EvalRow[]): string {
+  const all: Record<string, number> = {};
+  for (const r of rows) if (r.category === 'all') for (const [c, n] of Object.entries(r.faults)) all[c] = (all[c] ?? 0) + (n ?? 0);
+  const parts = Object.entries(all).sort(([a], [b]) => a.localeCompare(b)).map(([c, n]) => `${c} ${n}`);
+  return parts.length ? `infrastructure failures (not in Pass@1): ${parts.join(', ')}\n` : '';
+}
+
 /**
  * `clawgym eval`: Pass@1 (averaged over k samples) and pass@k per harness and category, on the
  * test split, as real rollouts. `--engine oracle` plays each task's oracle (every verifier must
@@ -70,7 +78,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
       onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },
     });
     if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows }, null, 2)}\n`);
-    else io.out(`${formatEval(report.rows, k)}\nresults: ${runDir}/eval.json\n`);
+    else io.out(`${formatEval(report.rows, k)}\n${formatFaults(report.rows)}results: ${runDir}/eval.json\n`);
     refuseAllInfraEval('the evaluation', report.reports);
   } finally {
     await s.dispose();

@@ -42,6 +42,17 @@ function runTokenizer(runDir: string, flag: string | undefined, cwd: string): { 
   return { ...byteChatMl(), from: 'byte-level ChatML' };
 }
 
+/** Every rollout's records without prompt ids (heads: stripped of their log-probabilities too), one file after another. */
+async function headsOf(store: CallStore, ids: readonly string[]): Promise<{ id: string; records: Omit<ModelCallRecord, 'promptIds'>[] }[]> {
+  const out: { id: string; records: Omit<ModelCallRecord, 'promptIds'>[] }[] = [];
+  for (const id of ids) {
+    const records: Omit<ModelCallRecord, 'promptIds'>[] = [];
+    for await (const h of store.heads(id)) records.push({ ...h, outputLogprobs: [] });
+    out.push({ id, records });
+  }
+  return out;
+}
+
 /**
  * `clawgym inspect <run> [--rollout ID] [--tokenizer FOLDER]`: the calls of a run's rollouts as recorded by the
  * proxy — wire format, how each prompt was made (TITO reuse, retry or fork, with the reason),
@@ -55,7 +66,9 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
   }
   const store = new CallStore(callsDir);
   const ids = opts.rollout ? [opts.rollout] : readdirSync(callsDir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)).sort();
-  const byRollout = await Promise.all(ids.map(async (id) => ({ id, records: await store.read(id) })));
+  // Statistics read records without their prompt ids, a line at a time: a session file of any
+  // size is read in the memory of its calls' heads. Only one rollout's tree reads the ids.
+  const byRollout = opts.rollout ? [{ id: opts.rollout, records: await store.read(opts.rollout) }] : await headsOf(store, ids);
   if (opts.rollout && byRollout[0]!.records.length === 0) {
     throw new ClawGymError(ErrorCodes.USAGE, `rollout "${opts.rollout}" has no records in ${callsDir}`, { hint: `Rollouts there: ${readdirSync(callsDir).map((f) => f.replace(/\.jsonl$/, '')).join(', ')}` });
   }
@@ -65,7 +78,8 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
     return;
   }
   if (opts.rollout) {
-    const rows = byRollout[0]!.records.map((r) => {
+    const records = byRollout[0]!.records as ModelCallRecord[];
+    const rows = records.map((r) => {
       const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptIds.length : 0;
       return [String(r.callIndex), r.role ?? '-', r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
     });
@@ -76,7 +90,7 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
     io.out('\n');
     // The prefix tree, through the default filters, read with the run's own tokenizer.
     const { tokenizer, chatTemplate, from } = runTokenizer(runDir, opts.tokenizer, io.cwd);
-    const tree = applyFilters(buildTree(byRollout[0]!.records, {
+    const tree = applyFilters(buildTree(records, {
       // The records alone cannot tell a verifier's outcome; a rollout whose every call failed is an infra failure.
       rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: titoStats(byRollout[0]!.records).failedRollouts.length ? 'infra-error' : 'ok', reward: 0,
     }, { messageEndId: chatTemplate.stopIds[0]! }), resolveConfig({}, { rootDir: io.cwd }).tree);

@@ -39,7 +39,7 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
     engine, store, runId: name,
     host: opts.host ?? config.proxy.host,
     port: opts.port !== undefined ? Number(opts.port) : config.proxy.port,
-    maxBodyBytes: config.proxy.maxBodyBytes,
+    maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs,
     onRecord: (r) => kernel.hooks.onModelCall.promise(r),
     onNote: (id, note) => io.out(`note [${id}]: ${note}\n`),
   });
@@ -69,6 +69,8 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   for (const id of ids) await proxy.closeSession(id);
   await proxy.stop();
   await kernel.dispose();
-  const records = await Promise.all(ids.map((id) => store.read(id)));
-  io.out(`\nstopped. ${titoSummary(records.flat())}\n`);
+  // Heads only (no prompt ids), a line at a time: sessions of any size are summed up.
+  const records = [];
+  for (const id of ids) for await (const h of store.heads(id)) records.push({ ...h, outputIds: [], outputLogprobs: [] });
+  io.out(`\nstopped. ${titoSummary(records)}\n`);
 }
