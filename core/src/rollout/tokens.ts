@@ -6,7 +6,7 @@ import type { Reporter } from '../contracts/reporter';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { Task } from '../contracts/task';
 import type { Trainer } from '../contracts/trainer';
-import type { ServingProxy } from '../proxy/server';
+import type { ProxyOptions, ServingProxy } from '../proxy/server';
 import type { RolloutRunner } from './runner';
 
 /** A harness of the run with the options its config slot gives it. */
@@ -33,9 +33,9 @@ export const ServiceTokens = {
   ProxySocket: Symbol.for('clawgym.ProxySocket') as InjectionToken<string>,
   /**
    * The scope's proxy settings on top of the config's: an evaluation's scope listens on a port
-   * of its own (`port: 0`), an oracle's raises `maxTokens`.
+   * of its own (`port: 0`), an oracle's raises `maxTokens`, `clawgym serve` sets its flags'.
    */
-  ProxySettings: Symbol.for('clawgym.ProxySettings') as InjectionToken<{ port?: number; maxTokens?: number }>,
+  ProxySettings: Symbol.for('clawgym.ProxySettings') as InjectionToken<Partial<Pick<ProxyOptions, 'host' | 'port' | 'maxTokens' | 'onNote'>>>,
   /** The rollout runner of the scope. */
   Runner: Symbol.for('clawgym.Runner') as InjectionToken<RolloutRunner>,
   Sandboxes: Symbol.for('clawgym.Sandboxes') as InjectionToken<SandboxProvider>,

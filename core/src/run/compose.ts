@@ -19,8 +19,11 @@ import { CallStore } from '../rollout/call-store';
 import { RolloutRunner, type RunnerOptions } from '../rollout/runner';
 import { createKernel } from './create-kernel';
 
-/** What a run is composed for: `clawgym run` trains, `sft` trains on demonstrations, `eval` only rolls out. */
-export type RunPurpose = 'run' | 'sft' | 'eval';
+/**
+ * What a run is composed for: `clawgym run` trains, `sft` trains on demonstrations, `eval` only
+ * rolls out, `serve` only serves (the proxy and the engine; no harnesses or tasks are loaded).
+ */
+export type RunPurpose = 'run' | 'sft' | 'eval' | 'serve';
 
 export interface ComposeOptions {
   config: ResolvedConfig;
@@ -79,6 +82,7 @@ const DEFAULT_LIMITS: Record<RunPurpose, Partial<Record<'train' | 'test', number
   run: { train: 1000 },
   sft: { train: 64 },
   eval: {},
+  serve: {},
 };
 
 /**
@@ -104,16 +108,16 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   const engineSlot = o.engine === undefined ? config.engine : o.engine;
   const engine = engineSlot === false ? undefined
     : await service(c, Tokens.Engine, async () => (await provider(kernel, 'engine', engineSlot)).create(policy(slotOptions(engineSlot)), ctx));
-  const trainer = o.purpose === 'eval' ? undefined
+  const trainer = o.purpose === 'eval' || o.purpose === 'serve' ? undefined
     : await service(c, Tokens.Trainer, async () => (await provider(kernel, 'trainer', config.trainer)).create(policy(trainerOptions(config)), ctx));
   const sandboxes = await service(c, Tokens.Sandboxes, () => provider(kernel, 'sandbox', config.sandbox));
   const harnessesOf = (slots: readonly SlotRef[]) => Promise.all(slots.map(async (slot) => ({ harness: await provider(kernel, 'harness', slot), options: slotOptions(slot) })));
-  const harnesses = await service(c, Tokens.Harnesses, () => harnessesOf(o.harnesses ?? config.harnesses));
+  const harnesses = await service(c, Tokens.Harnesses, () => harnessesOf(o.purpose === 'serve' ? [] : o.harnesses ?? config.harnesses));
   const evalHarnesses = await service(c, Tokens.EvalHarnesses, async () => (config.run.evalHarnesses && o.purpose === 'run' ? harnessesOf(config.run.evalHarnesses) : harnesses));
   const limits = o.taskLimits ?? { ...DEFAULT_LIMITS[o.purpose], ...(o.purpose === 'run' ? { test: config.run.evalTasks } : {}) };
   const tasks = await service(c, Tokens.Tasks, async () => {
     const out: RunTasks = { train: [], test: [] };
-    for (const slot of o.suites ?? config.tasks) {
+    for (const slot of o.purpose === 'serve' ? [] : o.suites ?? config.tasks) {
       const suite = await provider(kernel, 'taskSuite', slot);
       for (const split of ['train', 'test'] as const) {
         const limit = limits[split];

@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import { provider, slotName, slotOptions } from '../../kernel/create';
-import { createKernel } from '../../run/create-kernel';
-import { ServingProxy } from '../../proxy/server';
+import { slotName } from '../../kernel/create';
+import { composeRun } from '../../run/compose';
 import { CallStore } from '../../rollout/call-store';
+import { Tokens } from '../../run/tokens';
 import { titoSummary } from '../../rollout/tito-stats';
 import { onInterrupt } from '../interrupt';
 import { countStart } from '../../util/starts';
@@ -24,53 +24,56 @@ export interface ServeOptions {
  */
 export async function serve(opts: ServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
   const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  const kernel = await createKernel(config);
   // `--engine X` where the config's engine is X keeps the config's options for it (scripted
   // replies, a model path); another name takes that engine with its defaults.
   const slot = opts.engine !== undefined && opts.engine !== slotName(config.engine) ? opts.engine : config.engine;
-  const engine = await (await provider(kernel, 'engine', slot)).create(slotOptions(slot), { runDir: '', seed: config.run.seed, rootDir: config.rootDir });
   const name = opts.name ?? `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   // A server restarted with the same --name gets session ids no earlier one used: it never
   // appends into their files (call indices would repeat and inspect would merge two servers).
   const start = await countStart(runDir, 'serves');
-  const store = new CallStore(join(runDir, 'calls'));
-  const proxy = new ServingProxy({
-    engine, store, runId: name,
+  // The proxy, its engine and its store as every command composes them (a plugin's replacement included).
+  const s = await composeRun({ config, purpose: 'serve', name, runDir, engine: slot });
+  s.container.register(Tokens.ProxySettings, { useValue: {
     host: opts.host ?? config.proxy.host,
     port: opts.port !== undefined ? Number(opts.port) : config.proxy.port,
-    maxBodyBytes: config.proxy.maxBodyBytes, headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs,
-    onRecord: (r) => kernel.hooks.onModelCall.promise(r),
-    onNote: (id, note) => io.out(`note [${id}]: ${note}\n`),
-  });
+    onNote: (id: string, note: string) => io.out(`note [${id}]: ${note}\n`),
+  } });
+  const proxy = s.container.resolve(Tokens.Proxy);
+  const store = s.container.resolve(Tokens.CallStore);
+  const engine = s.engine!;
   const root = await proxy.start();
   const count = Math.max(1, Number(opts.sessions ?? 1));
   const lines = [`ClawGym serving proxy on ${root} (engine: ${engine.name}, template: ${engine.chatTemplate.name})`, `records: ${join(runDir, 'calls')}`, ''];
   const ids: string[] = [];
   for (let i = 1; i <= count; i++) {
-    const s = proxy.openSession(start === 1 ? `s-${i}` : `s${start}-${i}`);
-    ids.push(s.rolloutId);
+    const session = proxy.openSession(start === 1 ? `s-${i}` : `s${start}-${i}`);
+    ids.push(session.rolloutId);
     lines.push(
-      `session ${s.rolloutId}`,
-      `  key                ${s.apiKey}`,
-      `  Anthropic Messages ANTHROPIC_BASE_URL=${s.baseUrl} ANTHROPIC_API_KEY=${s.apiKey}`,
-      `  OpenAI Chat        OPENAI_BASE_URL=${s.baseUrl}/v1 OPENAI_API_KEY=${s.apiKey}`,
-      `  OpenAI Responses   base_url = "${s.baseUrl}/v1", wire_api = "responses"`,
+      `session ${session.rolloutId}`,
+      `  key                ${session.apiKey}`,
+      `  Anthropic Messages ANTHROPIC_BASE_URL=${session.baseUrl} ANTHROPIC_API_KEY=${session.apiKey}`,
+      `  OpenAI Chat        OPENAI_BASE_URL=${session.baseUrl}/v1 OPENAI_API_KEY=${session.apiKey}`,
+      `  OpenAI Responses   base_url = "${session.baseUrl}/v1", wire_api = "responses"`,
       '',
     );
   }
-  io.out(`${lines.join('\n')}Press Ctrl-C to stop.\n`);
-
+  // Listening for Ctrl-C before saying it may be pressed.
   const stopped = new AbortController();
   const removeHandlers = onInterrupt(stopped, (s) => io.out(s));
+  io.out(`${lines.join('\n')}Press Ctrl-C to stop.\n`);
   io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
   await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
   removeHandlers();
   for (const id of ids) await proxy.closeSession(id);
   await proxy.stop();
-  await kernel.dispose();
+  await s.dispose();
   // Heads only (no prompt ids), a line at a time: sessions of any size are summed up.
   const records = [];
-  for (const id of ids) for await (const h of store.heads(id)) records.push({ ...h, outputIds: [], outputLogprobs: [] });
+  for (const id of ids) {
+    // A store of a plugin's own may not stream heads: then it is read whole.
+    if (store instanceof CallStore) for await (const h of store.heads(id)) records.push({ ...h, outputIds: [], outputLogprobs: [] });
+    else records.push(...await store.read(id));
+  }
   io.out(`\nstopped. ${titoSummary(records)}\n`);
 }
