@@ -7,7 +7,8 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 /**
  * The numbers of a step's metrics event: reward and pass over scored rollouts (infrastructure
  * failures apart), per harness and, with more than one category, per harness × category (where
- * the reward moves); filter counts; the trainer's metrics under `train/`; timings and tokens.
+ * the reward moves); filter counts; the advantage step's metrics under `adv/` and the
+ * trainer's under `train/`; timings and tokens.
  */
 export function stepMetrics(o: StepOutcome, harnesses: readonly HarnessSlot[], timing: { seconds: number; tokens: number }): Record<string, number> {
   const { reports, trees } = o;
@@ -23,6 +24,7 @@ export function stepMetrics(o: StepOutcome, harnesses: readonly HarnessSlot[], t
     'trainer/idle': o.rolloutSeconds / Math.max(1e-6, timing.seconds),
     'rollouts/per_min': (o.async?.values['async/rollouts_finished'] ?? reports.length) / Math.max(1e-6, timing.seconds / 60),
     'tokens/generated': timing.tokens, ...filters,
+    ...Object.fromEntries(Object.entries(o.advantage ?? {}).map(([k, v]) => [`adv/${k}`, v])),
     ...Object.fromEntries(Object.entries(o.train ?? {}).map(([k, v]) => [`train/${k}`, v])),
   };
   // The fault accounting: infrastructure failures by class (`infra/harness-start`, `infra/engine`, …).
