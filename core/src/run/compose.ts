@@ -41,8 +41,6 @@ export interface ComposeOptions {
   taskLimits?: Partial<Record<'train' | 'test', number>>;
   /** Adjust the engine's and trainer's options (sft --fresh drops the checkpoint). */
   policyOptions?: (options: Record<string, unknown>) => Record<string, unknown>;
-  /** Every stored call record, after `onModelCall` (a live display counts tokens). */
-  onRecord?: (record: ModelCallRecord) => void;
   /** The run's rollout runner events (a live display). */
   onRollout?: RunnerOptions['onProgress'];
 }
@@ -138,7 +136,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
       engine: s.resolve(Tokens.Engine), store: s.resolve(Tokens.CallStore), runId: s.resolve(Tokens.RunId),
       host: config.proxy.host, port: config.proxy.port, maxBodyBytes: config.proxy.maxBodyBytes,
       headersTimeoutMs: config.proxy.headersTimeoutMs, bodyTimeoutMs: config.proxy.bodyTimeoutMs, ...s.resolve(Tokens.ProxySettings),
-      onRecord: async (r) => { await kernel.hooks.onModelCall.promise(r); o.onRecord?.(r); },
+      onRecord: async (r) => { await kernel.hooks.onModelCall.promise(r); },
     })),
   }));
   byDefault(c, Tokens.Runner, () => c.register(Tokens.Runner, {

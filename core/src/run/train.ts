@@ -11,6 +11,7 @@ import { composeRun } from './compose';
 import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
 import { Reporting } from './reporting';
+import { HookStage } from '../kernel/hooks';
 import { RunStateFile } from './state';
 import { runStep, type StepServices } from './step';
 import { AsyncLoop } from './async/async-loop';
@@ -61,7 +62,6 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({
     config, purpose: 'run', name, runDir, logger: o.logger,
-    onRecord: (r) => { progress.generated += r.outputIds.length; },
     onRollout: progress.onRollout,
   });
   const { kernel } = s;
@@ -69,6 +69,12 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const trainer = s.trainer!;
   // eslint-disable-next-line no-console
   const reporting = new Reporting(s.reporters, { runId: name, runDir }, o.logger ?? { info: (m) => console.log(m), warn: (m) => console.warn(`warning: ${m}`) });
+  // The run's own parts are taps like any plugin's: the live display counts generated tokens
+  // on `onModelCall`; the reporters get each step's metrics on `stepEnd` (before plugins' taps)
+  // and render on `runEnd` (first, so a failing plugin tap cannot keep the report from being written).
+  kernel.hooks.onModelCall.tapPromise({ name: 'clawgym:progress', stage: HookStage.LATE }, async (r) => { progress.generated += r.outputIds.length; });
+  kernel.hooks.stepEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, (r) => reporting.emit({ kind: 'step', step: r.step, time: Date.now(), values: r.metrics }));
+  kernel.hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
   const emit = async (event: MetricsEvent, text: string) => {
     await reporting.emit(event);
     o.onEvent?.(event, text);
@@ -127,8 +133,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const seconds = (Date.now() - started) / 1000;
       progress.stepDone(seconds, step);
       const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values };
-      await emit({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
+      o.onEvent?.({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       infra.step(step, outcome.reports);
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
@@ -142,7 +148,6 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   } finally {
     await asyncLoop?.stop();
     await proxy.stop();
-    await reporting.render();
     await kernel.hooks.runEnd.promise({ runId: name, status, steps: state.state.step }).catch(() => undefined);
     await s.dispose();
   }
