@@ -128,14 +128,14 @@ describe('the Tinker client against a stand-in as strict as SkyRL FSDP', () => {
   });
 
   it('heartbeats its session, so the server keeps its model; a session whose heartbeats stopped loses it', async () => {
-    const { url, server } = await serve({ sessionTimeoutMs: 400 });
+    const { url, server } = await serve({ sessionTimeoutMs: 1500 });
     const alive = await client(url, { heartbeatSeconds: 0.05 });
     await alive.step(batch);
     const session = (alive as unknown as { model: { sessionId: string } }).model.sessionId;
     for (let i = 0; i < 100 && server.heartbeatAt(session) === undefined; i++) await sleep(20);
     const first = server.heartbeatAt(session)!;
     expect(first).toBeDefined();
-    await sleep(600); // longer than the session timeout: only heartbeats keep the model
+    await sleep(2000); // longer than the session timeout: only heartbeats keep the model
     expect(server.heartbeatAt(session)!).toBeGreaterThan(first);
     await alive.step(batch);
     expect(server.loadedModel()).toBe(alive.modelId);
@@ -145,7 +145,7 @@ describe('the Tinker client against a stand-in as strict as SkyRL FSDP', () => {
     await quiet.step(batch);
     const q = (quiet as unknown as { model: { sessionId: string; heartbeat: () => Promise<void> } }).model;
     await q.heartbeat(); // one heartbeat, then none: SkyRL's cleanup takes such a session's models
-    await sleep(600);
+    await sleep(2000);
     await expect(quiet.step(batch)).rejects.toThrow(/Model not found|not loaded/);
   });
 
