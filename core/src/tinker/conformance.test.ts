@@ -220,7 +220,7 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
     }
   });
 
-  it('sampling: asample from the base model, then from the published tinker:// path; SampleOutput tokens and logprobs out', async () => {
+  it('sampling: asample from the base model (SkyRL JAX, hosted Tinker), then from the published tinker:// path; SampleOutput tokens and logprobs out', async () => {
     const sample = (tokens: number[]) => ({ body: { sequences: [{ stop_reason: 'stop', tokens, logprobs: tokens.map((t) => -t / 100) }], prompt_logprobs: null } });
     const server = await replay([
       { route: '/api/v1/asample', answer: future('1') },
@@ -244,6 +244,26 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       expect(first).toEqual({ num_samples: 1, prompt: { chunks: [{ type: 'encoded_text', tokens: [7, 8] }] }, sampling_params: { max_tokens: 16, seed: 3, stop: engine.chatTemplate.stopIds, temperature: 1, top_k: -1, top_p: 0.9 }, base_model: 'Qwen/Qwen3-8B', type: 'sample' });
       expect(second.model_path).toBe('tinker://model_1234abcd/step-1');
       expect(second.base_model).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('SkyRL FSDP/Megatron sampling (skyrl_train_backend.py sample(): model_id "" is no policy)', () => {
+  it('a base-model asample fails in its future; the engine says to publish first or name a checkpoint', async () => {
+    const server = await replay([
+      { route: '/api/v1/asample', answer: future('1') },
+      { route: '/api/v1/retrieve_future', answer: () => ({ status: 400, body: { detail: "Sampling requested for unknown model_id(s): ['']" } }) },
+    ]);
+    try {
+      const engine = await tinkerEngineProvider.create({ baseUrl: server.url, retry }, { runDir: '', seed: 1 });
+      const drain = async () => { for await (const _ of engine.generate({ promptIds: Int32Array.from([7, 8]), sampling: { maxTokens: 4, temperature: 1, topP: 1 } })); };
+      const err = await drain().catch((e: unknown) => e) as ClawGymError;
+      expect(err).toBeInstanceOf(ClawGymError);
+      expect(err.message).toMatch(/does not sample the base model/);
+      expect(err.hint).toMatch(/modelPath/);
+      expect(server.done()).toBe(true);
     } finally {
       await server.close();
     }
