@@ -54,10 +54,12 @@ const TokenIdOptions = z.strictObject({
   contextLength: z.number().int().positive().optional(),
   /** The served model's Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template). */
   tokenizer: z.string().min(1),
-  /** What the server's logprobs are: vLLM needs `--logprobs-mode processed_logprobs` for `processed` (default `raw`). */
+  /** What the server's logprobs are (default: the server's own: vLLM `raw`, SGLang `processed`; see TokenIdEngineOptions.logprobs). */
   logprobs: z.enum(['processed', 'raw']).optional(),
   /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
   templateKwargs: z.record(z.string(), z.unknown()).optional(),
+  /** vLLM built with the disk weight-transfer backend (unreleased PR #52152): full weights load from the published folder. */
+  vllmFullWeights: z.literal('disk').optional(),
 });
 
 /**

@@ -99,3 +99,5 @@ export { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './ti
 export { TinkerEngine, TinkerEngineOptions, tinkerEngineProvider } from './tinker/engine';
 export { TinkerHttp, defaultRetry, type RetryOptions } from './tinker/http';
 export { TinkerModel } from './tinker/client';
+export { BACKEND_TRAITS, TRAINER_BACKENDS, LOSS_REDUCTIONS, SKYRL_FIXED_OPTIMIZER, type BackendTraits, type TrainerBackend } from './tinker/backends';
+export { packFolder, unpackArchive } from './tinker/archive';

@@ -73,7 +73,8 @@ describe('clawgym trainer serve, and runs against it (built CLI, separate proces
     expect(optimizerSteps(out)).toBe(2);
     expect(state(out).step).toBe(2);
     const modelId = (JSON.parse(readFileSync(join(runDir(out), 'checkpoint', 'tinker.json'), 'utf8')) as { modelId: string }).modelId;
-    expect(readdirSync(join(out, 'trainer-serve', modelId, 'sampler_weights')).sort()).toEqual(['step-1', 'step-2']);
+    // SkyRL's layout: tar archives, the initial weights published before the first rollout (the service samples nothing else).
+    expect(readdirSync(join(out, 'trainer-serve', modelId, 'sampler_weights')).sort()).toEqual(['step-0.tar.gz', 'step-1.tar.gz', 'step-2.tar.gz']);
     // Calls of step k were sampled by the service from the weights published after step k − 1.
     const calls = join(runDir(out), 'calls');
     const versions = new Map<number, Set<number>>();

@@ -1,8 +1,8 @@
 /**
  * The trainer contract's remote form: the Tinker API's operations on datums
  * (`tinker-docs.thinkingmachines.ai`; SkyRL's open server `skyrl/tinker/api.py`). A datum is one
- * token sequence: position i of `modelInput` predicts `targetTokens[i]`. Losses are sums over the
- * weighted tokens of all datums (not means): the caller scales advantages for a token mean.
+ * token sequence: position i of `modelInput` predicts `targetTokens[i]`. How per-token losses are
+ * reduced is the backend's ({@link LossReduction}); the datum builder scales advantages for it.
  */
 export interface Datum {
   /** Input token ids (the sequence without its last token). */
@@ -16,6 +16,13 @@ export interface Datum {
   /** Per target token: the advantage (0 where the weight is 0). */
   advantages?: Float32Array;
 }
+
+/**
+ * How a backend's `forward_backward` reduces weighted per-token losses (see `tinker/backends.ts`):
+ * `sum` over all tokens; `token_mean`, that sum over Σ weight of the call; `sequence_mean`, per
+ * datum Σ w·loss / Σ w, then the mean over the datums accumulated before `optim_step`.
+ */
+export type LossReduction = 'sum' | 'token_mean' | 'sequence_mean';
 
 /** Losses of `forward_backward`, as the Tinker API names them. */
 export type DatumLoss = 'cross_entropy' | 'importance_sampling' | 'ppo';
@@ -49,6 +56,8 @@ export interface AdamParams {
  * across `forwardBackward` calls until `optimStep`.
  */
 export interface DatumTrainer {
+  /** How `forwardBackward` reduces its per-token losses (default `sum`): a server sets it to the backend it reproduces. */
+  reduction?: LossReduction;
   forward(data: readonly Datum[]): Promise<DatumPassResult>;
   forwardBackward(data: readonly Datum[], loss: DatumLoss, config?: DatumLossConfig): Promise<DatumPassResult>;
   optimStep(adam: AdamParams): Promise<{ gradNorm: number }>;

@@ -70,6 +70,8 @@ export interface Trainer {
    * optimiser and the step counter at 0.
    */
   load(dir: string, options?: { weightsOnly?: boolean }): Promise<void>;
+  /** Release what the trainer holds elsewhere (a model on a trainer service), when the run ends. */
+  close?(): Promise<void>;
 }
 
 export interface TrainerProvider {

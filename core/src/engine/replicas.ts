@@ -10,6 +10,8 @@ export interface Replica {
   lastError?: string;
   /** vLLM full-weight transfer initialised on this server. */
   transferReady: boolean;
+  /** What this SGLang server takes (pause modes, `/model_info`), learnt at its first sync. */
+  sglang?: { pauseModes: boolean; modelInfo: boolean };
   /** Rollouts assigned so far (load spreading). */
   sessions: number;
 }
@@ -50,6 +52,7 @@ export class ReplicaSet {
     r.healthy = false;
     r.failedAt = Date.now();
     r.lastError = why;
+    r.sglang = undefined; // what comes back may be another build: learn it again
   }
 
   /** The lowest version any healthy replica serves (what every new call is at least on). */

@@ -2,7 +2,7 @@ import type { ChatTemplate, Engine, GenerateRequest, GeneratedToken, Tokenizer }
 import type { PublishedWeights } from '../contracts/weights';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
 import { ReplicaSet, type Replica } from './replicas';
-import { adapterName, sglangSync, versionOf, vllmFullSync, vllmLoraSync, type ControlCall } from './weight-sync';
+import { adapterName, sglangCapabilities, sglangLoraSync, sglangSync, versionOf, vllmFullSync, vllmLoraSync, type ControlCall } from './weight-sync';
 
 /** Options of {@link createTokenIdEngine}. */
 export interface TokenIdEngineOptions {
@@ -36,11 +36,18 @@ export interface TokenIdEngineOptions {
   /** The server's context (vLLM's `max_model_len`), when known: see {@link Engine.contextLength}. */
   contextLength?: number;
   /**
-   * What the server's logprobs are: `raw` (vLLM's default `--logprobs-mode raw_logprobs`, before
-   * temperature/top-p) or `processed` (`--logprobs-mode processed_logprobs`, what importance
-   * weights need). Recorded with every call; default `raw`.
+   * What the server's logprobs are: `raw` (before temperature/top-p: vLLM's default
+   * `--logprobs-mode raw_logprobs`; SGLang with `SGLANG_RETURN_ORIGINAL_LOGPROB=1`) or `processed`
+   * (after them: vLLM `--logprobs-mode processed_logprobs`; SGLang's default). Recorded with every
+   * call; default: the server's own default (`raw` for vLLM, `processed` for SGLang).
    */
   logprobs?: 'processed' | 'raw';
+  /**
+   * vLLM full weights: `disk` where the server was built with the disk weight-transfer backend
+   * (vLLM PR #52152, unreleased). Released vLLM has no route that loads a folder of full weights,
+   * so without it a full-weight sync to vLLM is refused, naming what works.
+   */
+  vllmFullWeights?: 'disk';
 }
 
 /** What one SSE chunk carries: the tokens new in it, and whether generation ended. */
@@ -205,7 +212,8 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
       if (attempt > 0) await sleep((options.syncBackoffMs ?? 500) * 2 ** (attempt - 1));
       try {
         const call = control(r);
-        const reported = flavor === 'sglang' ? await sglangSync(call, w)
+        if (flavor === 'sglang' && w.kind !== 'lora') r.sglang ??= await sglangCapabilities(call);
+        const reported = flavor === 'sglang' ? (w.kind === 'lora' ? await sglangLoraSync(call, w, loraPrefix) : await sglangSync(call, w, r.sglang!))
           : w.kind === 'lora' ? await vllmLoraSync(call, w, loraPrefix)
             : await vllmFullSync(call, w, { get initialized() { return r.transferReady; }, set initialized(v) { r.transferReady = v; } });
         if (reported !== undefined && reported !== w.version) {
@@ -254,6 +262,8 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
       return {
         input_ids: [...promptIds], stream: true, return_logprob: true,
         sampling_params: { max_new_tokens: sampling.maxTokens, temperature: sampling.temperature, top_p: sampling.topP, stop_token_ids: stopIds },
+        // A LoRA adapter is asked for by the name it was loaded under (GenerateReqInput.lora_path).
+        ...(lora.has(r) ? { lora_path: adapterName(loraPrefix, r.version) } : {}),
       };
     }
     return {
@@ -266,8 +276,9 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
   };
 
   /** The version a chunk says served it: SGLang's `meta_info.weight_version`, a vLLM adapter's name. */
-  const chunkVersion = (chunk: Json): number | undefined => {
-    if (flavor === 'sglang') return versionOf(chunk.meta_info?.weight_version);
+  const chunkVersion = (chunk: Json, r: Replica): number | undefined => {
+    // An SGLang LoRA adapter leaves the server's weight_version (its base weights') as it was.
+    if (flavor === 'sglang') return lora.has(r) ? undefined : versionOf(chunk.meta_info?.weight_version);
     const m = typeof chunk.model === 'string' ? /-v(\d+)$/.exec(chunk.model) : null;
     return m && chunk.model.startsWith(loraPrefix) ? Number(m[1]) : undefined;
   };
@@ -312,7 +323,7 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
         if (data === '[DONE]') continue;
         let chunk: Json;
         try { chunk = JSON.parse(data); } catch { throw fail(url, `malformed chunk: ${data.slice(0, 200)}`); }
-        const v = chunkVersion(chunk);
+        const v = chunkVersion(chunk, replica);
         if (v !== undefined) reported = Math.min(reported ?? v, v);
         const step = flavor === 'vllm' ? parseVllm(chunk) : parseSglang(chunk, yielded);
         finished ||= step.finished;
@@ -349,6 +360,11 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
 
   async function syncWeights(weights?: PublishedWeights): Promise<void> {
     if (!weights) return; // the trainer published nothing: it shares weights with no server
+    if (flavor === 'vllm' && weights.kind === 'full' && options.vllmFullWeights !== 'disk') {
+      throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `${name}: the trainer publishes full weights (${weights.path}), and released vLLM has no route that loads full weights from a folder (its weight-transfer backends are nccl, ipc and sparse_nccl, sent from the trainer's GPUs; the disk backend is the unreleased PR #52152)`, {
+        hint: "Use engine 'sglang' (POST /update_weights_from_disk loads the folder), train a LoRA adapter (trainer loraRank > 0 with a trainer that exports adapters; vLLM then loads it with /v1/load_lora_adapter), or sample on the trainer service (engine 'tinker'). A vLLM built with the disk backend: set engine.options.vllmFullWeights: 'disk'.",
+      });
+    }
     latest = weights;
     const run = (async () => {
       // The healthy replicas (one that is down is synced by the probe when it answers); when
@@ -380,7 +396,7 @@ export function createTokenIdEngine(options: TokenIdEngineOptions): TokenIdEngin
     tokenizer: options.tokenizer,
     chatTemplate,
     policyVersion: (sessionId?: string) => (sessionId !== undefined ? served.get(sessionId) : undefined) ?? set.minVersion(),
-    logprobs: options.logprobs ?? 'raw',
+    logprobs: options.logprobs ?? (flavor === 'sglang' ? 'processed' : 'raw'),
     ...(options.contextLength === undefined ? {} : { contextLength: options.contextLength }),
     generate,
     syncWeights,

@@ -7,17 +7,19 @@ import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-clien
 /*
  * Conformance of the weight-sync sequences against transcripts derived from each server's source:
  *
- * SGLang — python/sglang/srt/entrypoints/http_server.py @ 0025436eab0556737d615b36a4dd3e1e26e82f3d
- *   (`/pause_generation` and `/continue_generation` answer 200 {"message": "Generation paused
- *   successfully.", "status": "ok"} / "...continued..."; `/update_weights_from_disk` answers
- *   {success, message, num_paused_requests}, HTTP 400 when success is false, and appends
- *   " Weight version updated to X." when it set weight_version); the request fields are
- *   `UpdateWeightFromDiskReqInput` of python/sglang/srt/managers/io_struct.py and the table of
- *   docs/advanced_features/sglang_for_rl.md @ 067bfe93626b99d33a934c78ac24c0c71e5e5e17 (model_path,
- *   weight_version, flush_cache default true; pause modes abort | retract | in_place; the
- *   documented order pause → update → continue). The served version: `GET /model_info` →
- *   {"weight_version": ...} (newer servers; `/get_weight_version` is deprecated to a 404 there),
- *   and every `/generate` chunk's `meta_info.weight_version` (tokenizer_manager.py).
+ * SGLang, two behaviour sets, one commit each:
+ * - older: python/sglang/srt/entrypoints/http_server.py @ 0025436eab0556737d615b36a4dd3e1e26e82f3d
+ *   (`/pause_generation(request)` reads no body and aborts what runs; `/continue_generation`;
+ *   `/update_weights_from_disk` answers {success, message, num_paused_requests}, HTTP 400 when
+ *   success is false, appending " Weight version updated to X." when it set weight_version;
+ *   `/get_model_info` and `/get_weight_version`, no `/model_info`; `/load_lora_adapter` and
+ *   `/unload_lora_adapter` answer the tokenizer manager's result, 400 when not success). Its
+ *   `/openapi.json` (FastAPI's) therefore lists `/pause_generation` without a request body.
+ * - newer: docs/advanced_features/sglang_for_rl.md @ 067bfe93626b99d33a934c78ac24c0c71e5e5e17
+ *   (`/pause_generation {mode: abort | retract | in_place}`, `/update_weights_from_disk
+ *   {model_path, weight_version, flush_cache}`, the order pause → update → continue, the served
+ *   version at `GET /model_info`). Its server code was not read here: the transcript follows the doc.
+ * The served version is also every `/generate` chunk's `meta_info.weight_version`.
  *
  * vLLM LoRA — vllm/entrypoints/serve/lora/api_router.py @ 27873cab97e41ef32a6a8bcf83fa475a23e6e921
  *   (`POST /v1/load_lora_adapter` answers 200 with the plain-text body of
@@ -76,6 +78,11 @@ const { tokenizer, chatTemplate } = byteChatMl();
 const engine = (flavor: 'vllm' | 'sglang', o: Partial<TokenIdEngineOptions>) =>
   createTokenIdEngine({ flavor, model: 'base', tokenizer, chatTemplate, syncBackoffMs: 1, ...o });
 
+/** FastAPI's `/openapi.json`, as far as the client reads it: the newer server's `/pause_generation` takes a body. */
+const openapiNew: Exchange = { method: 'GET', url: '/openapi.json', reply: { openapi: '3.1.0', paths: { '/pause_generation': { post: { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/PauseGenerationReqInput' } } } } } }, '/model_info': { get: {} }, '/update_weights_from_disk': { post: {} } } } };
+/** 0025436e's: `/pause_generation(request: Request)` has no body; `/get_model_info`, no `/model_info`. */
+const openapiOld: Exchange = { method: 'GET', url: '/openapi.json', reply: { openapi: '3.1.0', paths: { '/pause_generation': { post: { responses: { 200: {} } } }, '/get_model_info': { get: {} }, '/get_weight_version': { get: {} }, '/update_weights_from_disk': { post: {} }, '/load_lora_adapter': { post: {} } } } };
+
 const sglangSequence = (path: string, v: number): Exchange[] => [
   { method: 'POST', url: '/pause_generation', body: { mode: 'retract' }, reply: { message: 'Generation paused successfully.', status: 'ok' } },
   {
@@ -88,13 +95,13 @@ const sglangSequence = (path: string, v: number): Exchange[] => [
 
 describe('SGLang: pause_generation → update_weights_from_disk → continue_generation', () => {
   it('runs the documented sequence and serves the version the server reports', async () => {
-    const s = await transcriptServer([...sglangSequence('/ckpt/v1', 1), ...sglangSequence('/ckpt/v2', 2)]);
+    const s = await transcriptServer([openapiNew, ...sglangSequence('/ckpt/v1', 1), ...sglangSequence('/ckpt/v2', 2)]);
     const e = engine('sglang', { baseUrl: s.baseUrl });
     await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' });
     expect(e.policyVersion()).toBe(1);
     await e.syncWeights!({ path: '/ckpt/v2', version: 2, kind: 'full' });
     expect(s.deviations).toEqual([]);
-    expect(s.consumed()).toBe(8);
+    expect(s.consumed()).toBe(9); // what the server takes is learnt once
     expect(e.policyVersion()).toBe(2);
   });
 
@@ -104,11 +111,11 @@ describe('SGLang: pause_generation → update_weights_from_disk → continue_gen
       { method: 'POST', url: '/update_weights_from_disk', body: { model_path: '/ckpt/v1', weight_version: '1', flush_cache: true }, status: 400, reply: { success: false, message: 'Failed to get weights iterator: /ckpt/v1 not found', num_paused_requests: 0 } },
       sglangSequence('/ckpt/v1', 1)[2]!,
     ];
-    const s = await transcriptServer([...failed, ...failed]);
+    const s = await transcriptServer([openapiNew, ...failed, ...failed]);
     const e = engine('sglang', { baseUrl: s.baseUrl, syncRetries: 1 });
     const err = await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' }).catch((x: unknown) => x);
     expect(s.deviations).toEqual([]);
-    expect(s.consumed()).toBe(6); // both attempts, each ending with continue_generation
+    expect(s.consumed()).toBe(7); // both attempts, each ending with continue_generation
     expect(err).toMatchObject({ code: 'CLAWGYM_ENGINE_SYNC_FAILED' });
     expect((err as Error).message).toContain(s.baseUrl);
     expect((err as Error).message).toContain('not found');
@@ -119,10 +126,42 @@ describe('SGLang: pause_generation → update_weights_from_disk → continue_gen
     const t = sglangSequence('/ckpt/v3', 3);
     t[3] = { ...t[3]!, reply: { weight_version: 'default' } };
     t.push({ method: 'GET', url: '/get_weight_version', reply: { weight_version: '2' } });
-    const s = await transcriptServer(t);
+    const s = await transcriptServer([openapiNew, ...t]);
     const e = engine('sglang', { baseUrl: s.baseUrl, syncRetries: 0 });
     await expect(e.syncWeights!({ path: '/ckpt/v3', version: 3, kind: 'full' })).rejects.toThrow(/reports serving version 2 after loading version 3/);
     expect(s.deviations).toEqual([]);
+  });
+});
+
+describe('SGLang at 0025436e: no pause modes, so no pause (it would abort every request in flight)', () => {
+  it('loads with update_weights_from_disk alone and reads the version from /get_weight_version', async () => {
+    const old = (path: string, v: number): Exchange[] => [
+      { method: 'POST', url: '/update_weights_from_disk', body: { model_path: path, weight_version: String(v) }, reply: { success: true, message: `Succeeded to update model weights. Weight version updated to ${v}.`, num_paused_requests: 0 } },
+      { method: 'GET', url: '/get_weight_version', reply: { weight_version: String(v) } },
+    ];
+    const s = await transcriptServer([openapiOld, ...old('/ckpt/v1', 1), ...old('/ckpt/v2', 2)]);
+    const e = engine('sglang', { baseUrl: s.baseUrl });
+    await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' });
+    await e.syncWeights!({ path: '/ckpt/v2', version: 2, kind: 'full' });
+    expect(s.deviations).toEqual([]);
+    expect(s.consumed()).toBe(5);
+    expect(e.policyVersion()).toBe(2);
+  });
+
+  it('a LoRA adapter goes through /load_lora_adapter (not update_weights_from_disk), named per version, the one two back unloaded', async () => {
+    const loaded = (v: number): Exchange => ({ method: 'POST', url: '/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: `/a/v${v}` }, reply: { success: true, error_message: '', loaded_adapters: { [`clawgym-policy-v${v}`]: `/a/v${v}` } } });
+    const unloaded = (v: number): Exchange => ({ method: 'POST', url: '/unload_lora_adapter', body: { lora_name: `clawgym-policy-v${v}` }, reply: { success: true, error_message: '' } });
+    const s = await transcriptServer([loaded(1), loaded(2), unloaded(0), loaded(3), unloaded(1)]);
+    const e = engine('sglang', { baseUrl: s.baseUrl });
+    for (const v of [1, 2, 3]) await e.syncWeights!({ path: `/a/v${v}`, version: v, kind: 'lora' });
+    expect(s.deviations).toEqual([]);
+    expect(e.policyVersion()).toBe(3);
+  });
+
+  it('labels SGLang\'s logprobs as what they are: after temperature (processed) unless told otherwise', () => {
+    expect(engine('sglang', { baseUrl: 'http://127.0.0.1:9' }).logprobs).toBe('processed');
+    expect(engine('sglang', { baseUrl: 'http://127.0.0.1:9', logprobs: 'raw' }).logprobs).toBe('raw');
+    expect(engine('vllm', { baseUrl: 'http://127.0.0.1:9' }).logprobs).toBe('raw');
   });
 });
 
@@ -167,7 +206,7 @@ describe('vLLM full weights: pause → start_weight_update → update_weights �
 
   it('initialises the transfer engine once, then runs the cycle per version', async () => {
     const s = await transcriptServer([init, ...cycle('/w/v1', 1), ...cycle('/w/v2', 2)]);
-    const e = engine('vllm', { baseUrl: s.baseUrl });
+    const e = engine('vllm', { baseUrl: s.baseUrl, vllmFullWeights: 'disk' });
     await e.syncWeights!({ path: '/w/v1', version: 1, kind: 'full' });
     await e.syncWeights!({ path: '/w/v2', version: 2, kind: 'full' });
     expect(s.deviations).toEqual([]);
@@ -177,10 +216,38 @@ describe('vLLM full weights: pause → start_weight_update → update_weights �
 
   it('resumes the server when an update fails, and retries the whole cycle', async () => {
     const s = await transcriptServer([init, ...cycle('/w/v1', 1, true), ...cycle('/w/v1', 1)]);
-    const e = engine('vllm', { baseUrl: s.baseUrl, syncRetries: 1 });
+    const e = engine('vllm', { baseUrl: s.baseUrl, syncRetries: 1, vllmFullWeights: 'disk' });
     await e.syncWeights!({ path: '/w/v1', version: 1, kind: 'full' });
     expect(s.deviations).toEqual([]);
     expect(s.consumed()).toBe(11);
+    expect(e.policyVersion()).toBe(1);
+  });
+});
+
+describe('vLLM full weights on released vLLM', () => {
+  it('is refused before any call, naming what works (released vLLM has no disk weight-transfer backend)', async () => {
+    const s = await transcriptServer([]);
+    const e = engine('vllm', { baseUrl: s.baseUrl });
+    const err = await e.syncWeights!({ path: '/w/v1', version: 1, kind: 'full' }).catch((x: unknown) => x) as { code: string; message: string; hint: string };
+    expect(err.code).toBe('CLAWGYM_CONFIG_INVALID');
+    expect(err.message).toContain('nccl, ipc and sparse_nccl');
+    expect(err.hint).toMatch(/engine 'sglang'.*LoRA.*engine 'tinker'/s);
+    expect(s.consumed()).toBe(0);
+  });
+
+  it('a vLLM from before /weight_info (PR #49040) answers 404 there: the load still counts', async () => {
+    const s = await transcriptServer([
+      { method: 'POST', url: '/init_weight_transfer_engine', body: { init_info: {} }, reply: { message: 'Weight transfer initialized' } },
+      { method: 'POST', url: '/pause?mode=keep', reply: { status: 'paused' } },
+      { method: 'POST', url: '/start_weight_update', reply: { message: 'Weight update started' } },
+      { method: 'POST', url: '/update_weights', body: { update_info: { path: '/w/v1' } }, reply: { message: 'Weights updated' } },
+      { method: 'POST', url: '/finish_weight_update', body: { weight_version: '1' }, reply: { message: 'Weight update finished' } },
+      { method: 'POST', url: '/resume', reply: { status: 'resumed' } },
+      { method: 'GET', url: '/weight_info', status: 404, reply: { detail: 'Not Found' } },
+    ]);
+    const e = engine('vllm', { baseUrl: s.baseUrl, vllmFullWeights: 'disk', syncRetries: 0 });
+    await e.syncWeights!({ path: '/w/v1', version: 1, kind: 'full' });
+    expect(s.deviations).toEqual([]);
     expect(e.policyVersion()).toBe(1);
   });
 });
@@ -203,6 +270,8 @@ describe('replicas', () => {
             state.version = body.weight_version;
             res.end(JSON.stringify({ success: true, message: 'ok', num_paused_requests: 0 }));
           }, loadMs);
+        } else if (req.url === '/openapi.json') {
+          res.end(JSON.stringify(openapiNew.reply));
         } else if (req.url === '/model_info') {
           res.end(JSON.stringify({ weight_version: state.version }));
         } else res.end(JSON.stringify({ status: 'ok' }));
@@ -241,7 +310,7 @@ describe('replicas', () => {
     await new Promise((ok) => setTimeout(ok, 50)); // the sync is under way (the load takes 300 ms)
     await drain(e, 's1');
     await sync;
-    expect(order).toEqual(['POST /pause_generation', 'POST /update_weights_from_disk', 'POST /continue_generation', 'GET /model_info', 'POST /generate']);
+    expect(order).toEqual(['GET /openapi.json', 'POST /pause_generation', 'POST /update_weights_from_disk', 'POST /continue_generation', 'GET /model_info', 'POST /generate']);
     expect(e.policyVersion('s1')).toBe(1);
   });
 
@@ -276,7 +345,7 @@ describe('replicas', () => {
     await sglangReplica(back, port);
     for (let i = 0; i < 100 && !(e as { replicas(): { healthy: boolean }[] }).replicas().every((r) => r.healthy); i++) await new Promise((ok) => setTimeout(ok, 20));
     expect(back.version).toBe('2');
-    expect(back.calls.slice(0, 2)).toEqual(['GET /health', 'POST /pause_generation']);
+    expect(back.calls.slice(0, 3)).toEqual(['GET /health', 'GET /openapi.json', 'POST /pause_generation']);
     await drain(e, 's5'); // the least-loaded replica again: A
     expect(back.calls).toContain('POST /generate');
     expect(e.policyVersion('s5')).toBe(2);

@@ -162,6 +162,11 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
       return scope;
     },
     // Providers that keep things between sandboxes (Docker's warm pool) release them first.
-    dispose: async () => { await sandboxes.close?.().catch(() => undefined); await kernel.dispose(); },
+    dispose: async () => {
+      await sandboxes.close?.().catch(() => undefined);
+      // A trainer service keeps a model until told otherwise; a one-model server then takes no next run.
+      await trainer?.close?.().catch((e: unknown) => o.logger?.warn?.(`the trainer did not close cleanly: ${e instanceof Error ? e.message : String(e)}`));
+      await kernel.dispose();
+    },
   };
 }

@@ -80,12 +80,10 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     o.onEvent?.(event, text);
   };
   const checkpoint = join(runDir, 'checkpoint');
-  if (state.state.step > 0) {
-    await trainer.load(checkpoint);
-    // Engines in other processes serve whatever they last loaded: the resumed weights, before
-    // the first rollout (vLLM/SGLang replicas, a trainer service's sampler).
-    await engine.syncWeights?.(await trainer.publishWeights?.());
-  }
+  if (state.state.step > 0) await trainer.load(checkpoint);
+  // Engines in other processes serve whatever they last loaded: the resumed (or initial) weights,
+  // published before the first rollout — SkyRL's FSDP server samples only published weights.
+  await engine.syncWeights?.(await trainer.publishWeights?.());
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
   const heldOut = async (step: number) => {
     if (evaluated.has(step)) return;

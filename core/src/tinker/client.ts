@@ -1,7 +1,11 @@
 import type { AdamParams, Datum, DatumLoss, DatumLossConfig, DatumPassResult, DatumTrainer } from '../contracts/datum';
 import { ClawGymError, ErrorCodes } from '../errors';
+import { GRAD_NORM_KEYS, LOSS_SUM_KEYS, metricOf } from './backends';
 import type { TinkerHttp } from './http';
 import { encodeAdam, encodeDatum, encodeLossConfig, type WireFuture, type WirePassOutput } from './wire';
+
+/** SkyRL's refusals of a second model (skyrl/backends/skyrl_train_backend.py `create_model`, workers/worker.py). */
+const HELD = /already has a 'policy' model|register_adapter is not implemented|Cannot register an additional LoRA adapter|LoRA signature mismatch/;
 
 /** Whether an error is the service's 409 for a checkpoint name it already has (a retried save). */
 export const alreadyExists = (e: unknown) => e instanceof ClawGymError && /HTTP 409: Checkpoint .* already exists/.test(e.message);
@@ -15,7 +19,7 @@ export class TinkerModel implements DatumTrainer {
   /** The `seq_id` of the next training request; requests of one model count up from 1. */
   seq = 1;
 
-  constructor(readonly http: TinkerHttp, readonly modelId: string) {}
+  constructor(readonly http: TinkerHttp, readonly modelId: string, readonly sessionId?: string) {}
 
   /** Start a session and create a model on it (`create_session`, `create_model`, then its future). */
   static async create(http: TinkerHttp, o: { baseModel: string; loraRank: number; seed?: number }): Promise<TinkerModel> {
@@ -23,8 +27,35 @@ export class TinkerModel implements DatumTrainer {
     const created = await http.post<{ model_id: string; request_id: string }>('/api/v1/create_model', {
       session_id, base_model: o.baseModel, lora_config: { rank: o.loraRank, ...(o.seed !== undefined ? { seed: o.seed } : {}) }, model_role: 'policy',
     });
-    await http.result({ future_id: created.request_id, status: 'pending', request_id: created.request_id }, 'create_model');
-    return new TinkerModel(http, created.model_id);
+    try {
+      await http.result({ future_id: created.request_id, status: 'pending', request_id: created.request_id }, 'create_model');
+    } catch (e) {
+      if (e instanceof ClawGymError && HELD.test(e.message)) throw await TinkerModel.held(http, created.model_id, e);
+      throw e;
+    }
+    return new TinkerModel(http, created.model_id, session_id);
+  }
+
+  /** The error for a server that holds another model (SkyRL FSDP trains one per server), naming the models it knows. */
+  private static async held(http: TinkerHttp, refused: string, cause: ClawGymError): Promise<ClawGymError> {
+    const runs = await http.get<{ training_runs?: { training_run_id: string; base_model: string; last_request_time?: string }[] }>('/api/v1/training_runs?limit=100')
+      .then((r) => (r.training_runs ?? []).filter((t) => t.training_run_id !== refused)).catch(() => []);
+    const named = runs.slice(-5).map((t) => `${t.training_run_id} (${t.base_model}${t.last_request_time ? `, created ${t.last_request_time}` : ''})`).join(', ');
+    return new ClawGymError(ErrorCodes.TRAINER_SERVICE, `Tinker service at ${http.baseUrl} already holds a model and takes no second one${named ? `; models it knows: ${named}` : ''}`, {
+      cause,
+      hint: `SkyRL's FSDP backend trains one model per server. If it is a killed run of this config, \`clawgym run --resume\` unloads it itself; otherwise unload it (curl -X POST ${http.baseUrl}/api/v1/unload_model -H 'content-type: application/json' -d '{"model_id":"<id>"}') or restart the server.`,
+    });
+  }
+
+  /** `unload_model` and its future: the server frees the model (SkyRL ignores an unload of a model it no longer holds). */
+  static async unload(http: TinkerHttp, modelId: string): Promise<void> {
+    const r = await http.post<{ request_id: string }>('/api/v1/unload_model', { model_id: modelId, type: 'unload_model' });
+    await http.result({ future_id: r.request_id, status: 'pending', request_id: r.request_id }, 'unload_model');
+  }
+
+  /** One `session_heartbeat` (the SDK sends one every 10 s; SkyRL unloads the models of a session that stopped). */
+  async heartbeat(): Promise<void> {
+    if (this.sessionId) await this.http.post('/api/v1/session_heartbeat', { session_id: this.sessionId, type: 'session_heartbeat' });
   }
 
   private async op<T>(route: string, body: Record<string, unknown>, withSeq = true): Promise<T> {
@@ -35,8 +66,8 @@ export class TinkerModel implements DatumTrainer {
 
   private static read(out: WirePassOutput): DatumPassResult {
     const logprobs = out.loss_fn_outputs.map((o) => Float32Array.from(o.logprobs?.data ?? []));
-    const sum = out.metrics?.['loss:sum'];
-    const loss = typeof sum === 'number' ? sum : out.loss_fn_outputs.reduce((s, o) => s + (o.elementwise_loss?.data ?? []).reduce((a, b) => a + b, 0), 0);
+    const sum = metricOf(out.metrics, LOSS_SUM_KEYS);
+    const loss = sum !== undefined ? sum : out.loss_fn_outputs.reduce((s, o) => s + (o.elementwise_loss?.data ?? []).reduce((a, b) => a + b, 0), 0);
     return { logprobs, loss };
   }
 
@@ -51,7 +82,8 @@ export class TinkerModel implements DatumTrainer {
 
   async optimStep(adam: AdamParams): Promise<{ gradNorm: number }> {
     const out = await this.op<{ metrics?: Record<string, number> | null }>('/api/v1/optim_step', { adam_params: encodeAdam(adam) });
-    return { gradNorm: out.metrics?.grad_norm ?? Number.NaN };
+    // SkyRL names it `skyrl.ai/grad_norm` (FSDP, Megatron and JAX alike).
+    return { gradNorm: metricOf(out.metrics, GRAD_NORM_KEYS) ?? Number.NaN };
   }
 
   /** `save_weights_for_sampler` under `name`; resolves to the `tinker://` path a sampler loads. */

@@ -56,6 +56,9 @@ const requests: Record<string, z.ZodType> = {
     base_model: z.string().nullish(), model_path: z.string().nullish(), sampling_session_id: z.string().nullish(), seq_id: seq, prompt_logprobs: z.boolean().nullish(), topk_prompt_logprobs: int.min(0).optional(), type: z.literal('sample').optional(),
   }).refine((x) => (x.base_model == null) !== (x.model_path == null), 'exactly one of base_model or model_path'),
   '/api/v1/retrieve_future': z.strictObject({ request_id: z.string() }),
+  '/api/v1/unload_model': z.strictObject({ model_id: z.string(), type: z.string().nullish() }),
+  '/api/v1/session_heartbeat': z.strictObject({ session_id: z.string(), type: z.literal('session_heartbeat').optional() }),
+  'GET /api/v1/healthz': z.strictObject({}),
   // list_checkpoints: a GET without a body.
   'GET /api/v1/training_runs/model_1234abcd/checkpoints': z.strictObject({}),
 };
@@ -103,7 +106,10 @@ const batch: TrainerBatch = {
   advantages: { algorithm: 'grpo', metrics: {}, advantages: new Map([['r', new Map([[1, Float32Array.from([0.5, 0.5, 0.5])]])]]) },
 };
 const retry = { attempts: 2, baseDelayMs: 5, maxDelayMs: 5, requestTimeoutMs: 5000, futureTimeoutMs: 5000 };
+/** `TinkerTrainer.create` asks whether the service is up; the model itself is created on first use. */
+const healthz: Exchange = { route: '/api/v1/healthz', answer: () => ({ body: { status: 'ok' } }) };
 const createModel: Exchange[] = [
+  healthz,
   { route: '/api/v1/create_session', answer: () => ({ body: { type: 'create_session', info_message: null, warning_message: null, error_message: null, session_id: 'session_0a1b2c3d' } }) },
   { route: '/api/v1/create_model', answer: (b) => ({ body: { model_id: 'model_1234abcd', base_model: b.base_model, lora_config: b.lora_config, status: 'created', request_id: '1' } }) },
   { route: '/api/v1/retrieve_future', answer: () => ({ body: { model_id: 'model_1234abcd', base_model: 'Qwen/Qwen3-8B', lora_config: { rank: 32, alpha: 32, seed: 1, train_attn: true, train_mlp: true, train_unembed: false } } }) },
@@ -125,11 +131,15 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       // SkyRL's JAX backend: per-datum elementwise_loss and logprobs, empty metrics.
       { route: '/api/v1/retrieve_future', answer: () => ({ body: { loss_fn_output_type: 'scalar', loss_fn_outputs: [{ elementwise_loss: tensor([0, -0.1, -0.1, -0.1]), logprobs: tensor([-0.5, -0.5, -0.5, -0.5]) }], metrics: {} } }) },
       { route: '/api/v1/optim_step', answer: future('4') },
-      { route: '/api/v1/retrieve_future', answer: () => ({ body: { metrics: null } }) },
+      // SkyRL FSDP's OptimStepOutput (skyrl_train_backend.py optim_step): metrics under skyrl.ai/ names.
+      { route: '/api/v1/retrieve_future', answer: () => ({ body: { metrics: { 'skyrl.ai/grad_norm': 0.75, 'skyrl.ai/learning_rate': 3e-5 } } }) },
       { route: '/api/v1/save_weights_for_sampler', answer: future('5') },
       { route: '/api/v1/retrieve_future', answer: () => ({ body: { path: 'tinker://model_1234abcd/step-1', type: 'save_weights_for_sampler', sampling_session_id: null } }) },
       { route: '/api/v1/save_weights', answer: future('6') },
       { route: '/api/v1/retrieve_future', answer: () => ({ body: { path: 'tinker://model_1234abcd/weights/state-1', type: 'save_weights' } }) },
+      // Resuming: the old model goes first (SkyRL FSDP holds one), as UnloadModelResponse / UnloadModelOutput answer.
+      { route: '/api/v1/unload_model', answer: (b) => ({ body: { request_id: '9', model_id: b.model_id } }) },
+      { route: '/api/v1/retrieve_future', answer: () => ({ body: { model_id: 'model_1234abcd', status: 'unloaded' } }) },
       { route: '/api/v1/create_session', answer: () => ({ body: { type: 'create_session', session_id: 'session_ffff0000' } }) },
       { route: '/api/v1/create_model', answer: (b) => ({ body: { model_id: 'model_5678ef01', base_model: b.base_model, lora_config: b.lora_config, status: 'created', request_id: '7' } }) },
       { route: '/api/v1/retrieve_future', answer: () => ({ body: { model_id: 'model_5678ef01', base_model: 'Qwen/Qwen3-8B', lora_config: { rank: 32, alpha: 32, seed: 1 } } }) },
@@ -161,10 +171,11 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       expect([body('/api/v1/forward')[0].seq_id, fb.seq_id, body('/api/v1/optim_step')[0].seq_id]).toEqual([1, 2, 3]);
       expect(body('/api/v1/optim_step')[0].adam_params).toEqual({ learning_rate: 3e-4 / 10, beta1: 0.9, beta2: 0.99, eps: 1e-8, weight_decay: 0.01, grad_clip_norm: 1 });
       expect(body('/api/v1/load_weights')[0]).toEqual({ model_id: 'model_5678ef01', path: 'tinker://model_1234abcd/weights/state-1', optimizer: true });
+      expect(body('/api/v1/unload_model')).toEqual([{ model_id: 'model_1234abcd', type: 'unload_model' }]);
       expect(m.loss).toBeCloseTo(-0.3, 6); // the sum of elementwise_loss: SkyRL sends no loss metric
       expect(m.mismatchAbsLogp).toBeCloseTo(0.5, 6);
       expect(m.tokens).toBe(3);
-      expect(m).not.toHaveProperty('gradNorm'); // OptimStepOutput.metrics was null
+      expect(m.gradNorm).toBe(0.75); // read under SkyRL's name
       expect(published).toEqual({ path: 'tinker://model_1234abcd/step-1', version: 1, kind: 'lora' });
       expect(JSON.parse(readFileSync(join(dir, 'tinker.json'), 'utf8'))).toMatchObject({ modelId: 'model_1234abcd', statePath: 'tinker://model_1234abcd/weights/state-1', optimizerSteps: 1 });
       expect(trainer.policyVersion()).toBe(1);
@@ -209,7 +220,7 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
     }
   });
 
-  it('sampling: asample from the base model, then from the published tinker:// path; SampleOutput tokens and logprobs out', async () => {
+  it('sampling: asample from the base model (SkyRL JAX, hosted Tinker), then from the published tinker:// path; SampleOutput tokens and logprobs out', async () => {
     const sample = (tokens: number[]) => ({ body: { sequences: [{ stop_reason: 'stop', tokens, logprobs: tokens.map((t) => -t / 100) }], prompt_logprobs: null } });
     const server = await replay([
       { route: '/api/v1/asample', answer: future('1') },
@@ -233,6 +244,26 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       expect(first).toEqual({ num_samples: 1, prompt: { chunks: [{ type: 'encoded_text', tokens: [7, 8] }] }, sampling_params: { max_tokens: 16, seed: 3, stop: engine.chatTemplate.stopIds, temperature: 1, top_k: -1, top_p: 0.9 }, base_model: 'Qwen/Qwen3-8B', type: 'sample' });
       expect(second.model_path).toBe('tinker://model_1234abcd/step-1');
       expect(second.base_model).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('SkyRL FSDP/Megatron sampling (skyrl_train_backend.py sample(): model_id "" is no policy)', () => {
+  it('a base-model asample fails in its future; the engine says to publish first or name a checkpoint', async () => {
+    const server = await replay([
+      { route: '/api/v1/asample', answer: future('1') },
+      { route: '/api/v1/retrieve_future', answer: () => ({ status: 400, body: { detail: "Sampling requested for unknown model_id(s): ['']" } }) },
+    ]);
+    try {
+      const engine = await tinkerEngineProvider.create({ baseUrl: server.url, retry }, { runDir: '', seed: 1 });
+      const drain = async () => { for await (const _ of engine.generate({ promptIds: Int32Array.from([7, 8]), sampling: { maxTokens: 4, temperature: 1, topP: 1 } })); };
+      const err = await drain().catch((e: unknown) => e) as ClawGymError;
+      expect(err).toBeInstanceOf(ClawGymError);
+      expect(err.message).toMatch(/does not sample the base model/);
+      expect(err.hint).toMatch(/modelPath/);
+      expect(server.done()).toBe(true);
     } finally {
       await server.close();
     }

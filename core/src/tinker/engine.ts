@@ -24,6 +24,8 @@ export const TinkerEngineOptions = z.strictObject({
   tokenizer: z.string().min(1).optional(),
   /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
   templateKwargs: z.record(z.string(), z.unknown()).optional(),
+  /** Sample these published weights (`tinker://<model_id>/<checkpoint>`) until the trainer publishes newer ones (an evaluation of a checkpoint). */
+  modelPath: z.string().regex(/^tinker:\/\//).optional(),
   retry: RetrySchema,
 });
 
@@ -61,7 +63,14 @@ export class TinkerEngine implements Engine {
       type: 'sample',
     };
     const future = await this.http.post<WireFuture>('/api/v1/asample', body);
-    const out = await this.http.result<WireSampleOutput>(future, 'asample');
+    const out = await this.http.result<WireSampleOutput>(future, 'asample').catch((e: unknown) => {
+      if (!this.modelPath && e instanceof ClawGymError && /unknown model_id\(s\): \[''\]/.test(e.message)) {
+        throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `Tinker service at ${this.http.baseUrl} does not sample the base model (SkyRL's FSDP and Megatron backends sample only weights published with save_weights_for_sampler)`, {
+          cause: e, hint: '`clawgym run` publishes the initial weights before its first rollout; to evaluate, set engine.options.modelPath to a published tinker://<model_id>/<checkpoint> path.',
+        });
+      }
+      throw e;
+    });
     const seq = out.sequences[0];
     if (!seq || seq.tokens.length !== seq.logprobs.length) {
       throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `Tinker service at ${this.http.baseUrl}: asample answered ${seq ? `${seq.tokens.length} tokens with ${seq.logprobs.length} logprobs` : 'no sequence'}`, { hint: 'The service must return one logprob per sampled token.' });
@@ -84,6 +93,8 @@ export const tinkerEngineProvider: EngineProvider = {
       });
     }
     const model = o.tokenizer ? loadChatModel(o.tokenizer, { rootDir: ctx.rootDir, templateKwargs: o.templateKwargs }) : { ...byteChatMl(), contextLength: undefined };
-    return new TinkerEngine(new TinkerHttp(o.baseUrl, o.apiKey, o.retry), o.baseModel, model.tokenizer, model.chatTemplate, o.contextLength ?? model.contextLength);
+    const engine = new TinkerEngine(new TinkerHttp(o.baseUrl, o.apiKey, o.retry), o.baseModel, model.tokenizer, model.chatTemplate, o.contextLength ?? model.contextLength);
+    if (o.modelPath) await engine.syncWeights({ path: o.modelPath, version: 0, kind: 'full' });
+    return engine;
   },
 };

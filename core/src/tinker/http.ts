@@ -1,3 +1,5 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
 import type { WireFuture } from './wire';
 
@@ -103,6 +105,36 @@ export class TinkerHttp {
   }
 
   post<T>(route: string, body: unknown): Promise<T> { return this.call<T>('POST', route, body); }
+
+  /**
+   * Download `route` (redirects followed, as SkyRL's checkpoint `archive` answers 302 to its
+   * `download`) into `file`, written beside it and renamed; retried as `call` is.
+   */
+  async download(route: string, file: string): Promise<void> {
+    let delay = this.retry.baseDelayMs;
+    for (let attempt = 1; ; attempt++) {
+      let failure: HttpFailure;
+      try {
+        const res = await this.fetchImpl(this.url(route), { headers: this.apiKey ? { 'x-api-key': this.apiKey, authorization: `Bearer ${this.apiKey}` } : {}, signal: AbortSignal.timeout(this.retry.futureTimeoutMs) });
+        if (res.ok) {
+          const bytes = Buffer.from(await res.arrayBuffer());
+          await mkdir(dirname(file), { recursive: true });
+          await writeFile(`${file}.partial`, bytes);
+          await rename(`${file}.partial`, file);
+          return;
+        }
+        const text = await res.text().catch(() => '');
+        failure = new HttpFailure(`HTTP ${res.status}: ${detailOf(text)}`, res.status, detailOf(text));
+      } catch (e) {
+        failure = new HttpFailure(messageOf(e));
+      }
+      // 425: the checkpoint is still being written (SkyRL's validate_checkpoint): worth waiting for.
+      const retriable = failure.status === undefined || failure.status === 425 || transient(failure.status);
+      if (!retriable || attempt >= this.retry.attempts) throw this.fail('GET', route, attempt, failure);
+      await sleep(delay);
+      delay = Math.min(this.retry.maxDelayMs, delay * 2);
+    }
+  }
 
   get<T>(route: string): Promise<T> { return this.call<T>('GET', route); }
 

@@ -1,4 +1,4 @@
-import type { AdamParams, DatumTrainer } from '../contracts/datum';
+import type { AdamParams, DatumTrainer, LossReduction } from '../contracts/datum';
 import type { TrainerBatch, TrainMetrics } from '../contracts/trainer';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { foldImportanceWeight, treesToDatums } from './datums';
@@ -10,9 +10,10 @@ import { clippedTisLoss } from './policy-loss';
  * per epoch a `forward_backward` with the stock `ppo` loss (ratio against π_old, clipped to
  * [1 − clipLow, 1 + clipHigh]) and an `optim_step`. This is the gradient of core's `clipped-tis`
  * loss (`train/policy-loss.ts`), which is the only policy loss it can express.
- * `adam(epoch)` gives the optimiser settings of each optimiser step (the caller's schedule).
+ * `adam(epoch)` gives the optimiser settings of each optimiser step (the caller's schedule);
+ * `reduction` is how the server reduces the loss (its backend's), which the advantages undo.
  */
-export async function datumStep(ops: DatumTrainer, batch: TrainerBatch, adam: (epoch: number) => AdamParams): Promise<TrainMetrics> {
+export async function datumStep(ops: DatumTrainer, batch: TrainerBatch, adam: (epoch: number) => AdamParams, reduction: LossReduction = ops.reduction ?? 'sum'): Promise<TrainMetrics> {
   if (batch.policyLoss.name !== clippedTisLoss.name) {
     throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `a trainer reached over the Tinker API computes the "${clippedTisLoss.name}" policy loss only, not "${batch.policyLoss.name}"`, { hint: 'Drop the `policyLoss` slot from the config, or use the embedded trainer, which runs any registered policy loss.' });
   }
@@ -28,7 +29,7 @@ export async function datumStep(ops: DatumTrainer, batch: TrainerBatch, adam: (e
     absLogp += Math.abs(diff);
     kl += Math.exp(diff) - 1 - diff;
   }));
-  const data = foldImportanceWeight(d, logpOld, batch.loss.tisCap);
+  const data = foldImportanceWeight(d, logpOld, batch.loss.tisCap, reduction);
   const lo = 1 - batch.loss.clipLow;
   const hi = 1 + batch.loss.clipHigh;
   let firstLoss = 0;

@@ -1,4 +1,4 @@
-import type { Datum } from '../contracts/datum';
+import type { Datum, LossReduction } from '../contracts/datum';
 import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import { flattenBranches, packTree } from '../tree/pack';
 
@@ -42,15 +42,31 @@ export function treesToDatums(trees: readonly RolloutTree[], advantages: Advanta
 }
 
 /**
+ * Per datum, the factor that undoes the server's reduction, so that the reduced loss of advantages
+ * times it is the plain sum over every weighted token of every datum — the tree loss's form:
+ * `sum` 1; `token_mean` the Σ weight of the call (all datums go in one call); `sequence_mean`
+ * D · Σ weight of the datum (the server divides each datum by its Σ weight, then by D datums).
+ * Losses linear in the advantage (and `ppo`'s clip, positively homogeneous in it) carry it over.
+ */
+export function reductionFactors(datums: readonly Datum[], reduction: LossReduction): Float64Array {
+  const weightOf = (x: Datum) => x.weights.reduce((a, w) => a + w, 0);
+  if (reduction === 'sum') return new Float64Array(datums.length).fill(1);
+  if (reduction === 'token_mean') return new Float64Array(datums.length).fill(datums.reduce((a, x) => a + weightOf(x), 0));
+  return Float64Array.from(datums, (x) => datums.length * weightOf(x));
+}
+
+/**
  * Fold the truncated importance weight into the advantages, so a stock `ppo` (or
  * `importance_sampling`) loss against π_old computes the clipped, importance-weighted, token-mean
- * policy gradient: A'_t = A_t · min(π_old/π_rollout, C) / N. The factor is a number, not a
- * function of the weights, so it is detached by construction. Returns the datums with
- * `logprobs` = π_old and those advantages.
+ * policy gradient: A'_t = A_t · min(π_old/π_rollout, C) / N, times the factor that undoes the
+ * server's `reduction` ({@link reductionFactors}). The factors are numbers, not functions of the
+ * weights, so they are detached by construction. Returns the datums with `logprobs` = π_old and
+ * those advantages.
  */
-export function foldImportanceWeight(d: BatchDatums, logpOld: readonly Float32Array[], tisCap: number): Datum[] {
-  const scale = d.trainedTokens > 0 ? 1 / d.trainedTokens : 0;
+export function foldImportanceWeight(d: BatchDatums, logpOld: readonly Float32Array[], tisCap: number, reduction: LossReduction = 'sum'): Datum[] {
+  const factors = reductionFactors(d.datums, reduction);
   return d.datums.map((datum, k) => {
+    const scale = d.trainedTokens > 0 ? factors[k]! / d.trainedTokens : 0;
     const old = logpOld[k]!;
     const ro = d.rolloutLogprobs[k]!;
     const adv = new Float32Array(old.length);

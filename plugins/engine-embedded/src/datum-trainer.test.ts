@@ -1,4 +1,4 @@
-import { clippedTisLoss, cpuKernels, datumStep, treesToDatums, type AdvantageResult, type RolloutTree, type TrainerBatch, type TreeNode } from '@clawgym/core';
+import { clippedTisLoss, cpuKernels, datumStep, LOSS_REDUCTIONS, treesToDatums, type AdvantageResult, type LossReduction, type RolloutTree, type TrainerBatch, type TreeNode } from '@clawgym/core';
 import { computeGrpo } from '../../algo-grpo/src/grpo';
 import { computePpo } from '../../algo-ppo/src/ppo';
 import { SharedPolicy } from './policy';
@@ -50,13 +50,14 @@ function maxRelDiff(a: Params, b: Params, skip: RegExp): { diff: number; norm: n
 }
 
 /** The in-process gradient of the tree loss against the one accumulated through datums (forward, fold, forward_backward). */
-async function compare(advantages: AdvantageResult, skip: RegExp) {
+async function compare(advantages: AdvantageResult, skip: RegExp, server: LossReduction = 'sum', builder: LossReduction = server) {
   const local = fresh();
   const remote = fresh();
   const { grads } = local.t.gradients(batchOf(advantages));
   let captured: Params | undefined;
   const ops = remote.t.datums;
-  await datumStep({ forward: (d) => ops.forward(d), forwardBackward: (d, l, c) => ops.forwardBackward(d, l, c), optimStep: async () => { captured = ops.pending; ops.pending = undefined; return { gradNorm: 0 }; } }, batchOf(advantages), () => ({ learningRate: 0, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 }));
+  ops.reduction = server;
+  await datumStep({ forward: (d) => ops.forward(d), forwardBackward: (d, l, c) => ops.forwardBackward(d, l, c), optimStep: async () => { captured = ops.takeGradients(); return { gradNorm: 0 }; } }, batchOf(advantages), () => ({ learningRate: 0, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 }), builder);
   return maxRelDiff(grads, captured!, skip);
 }
 
@@ -103,6 +104,20 @@ describe('trees to datums', () => {
 });
 
 describe('the gradient through datums equals the in-process tree loss', () => {
+  describe.each(LOSS_REDUCTIONS)('whatever the server reduces by: %s', (reduction) => {
+    it('for GRPO advantages, the advantages undoing the reduction', async () => {
+      const { diff, norm } = await compare(computeGrpo({ algorithm: 'grpo', options: {}, trees }), /^$/, reduction);
+      expect(norm).toBeGreaterThan(1e-4);
+      expect(diff).toBeLessThan(1e-5 + 1e-4 * norm);
+    });
+
+    it('differs when the datums are built for another reduction (the test can fail)', async () => {
+      const other: LossReduction = reduction === 'sequence_mean' ? 'token_mean' : 'sequence_mean';
+      const { diff, norm } = await compare(computeGrpo({ algorithm: 'grpo', options: {}, trees }), /^$/, reduction, other);
+      expect(diff).toBeGreaterThan(1e-2 * norm);
+    });
+  });
+
   it('for GRPO advantages', async () => {
     const { diff, norm } = await compare(computeGrpo({ algorithm: 'grpo', options: {}, trees }), /^$/);
     expect(norm).toBeGreaterThan(1e-4);

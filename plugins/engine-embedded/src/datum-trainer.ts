@@ -1,15 +1,19 @@
-import { ClawGymError, ErrorCodes, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer, type LossReduction } from '@clawgym/core';
 import { zerosLike, type ForwardResult, type Params } from './model';
 import type { SharedPolicy } from './policy';
 
 /**
  * The embedded model behind the Tinker operations: each datum is one causal sequence (position i
- * attends to 0..i and predicts `targetTokens[i]`); the losses are the Tinker API's, summed over
- * weighted tokens (SkyRL `skyrl/tinker/loss_fns.py`); gradients accumulate until `optimStep`.
+ * attends to 0..i and predicts `targetTokens[i]`); the losses are the Tinker API's per token
+ * (SkyRL `skyrl/tinker/loss_fns.py`), reduced as `reduction` says (the backend the server
+ * reproduces); gradients accumulate until `optimStep`.
  */
 export class EmbeddedDatumTrainer implements DatumTrainer {
   /** Gradients accumulated by `forwardBackward` since the last `optimStep`. */
   pending: Params | undefined;
+  reduction: LossReduction = 'sum';
+  /** Datums accumulated since the last `optimStep` (`sequence_mean` divides the gradient by it, as SkyRL's JAX backend). */
+  private accumulated = 0;
   /**
    * The passes of the last `forward`, by input tokens, at the weights they were read with: an RL
    * step scores its datums (`forward`, for π_old) and then trains the same datums at the same
@@ -74,7 +78,12 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
     const grads = (this.pending ??= zerosLike(this.policy.model.params));
     const out: Float32Array[] = [];
     let total = 0;
+    const weightOf = (d: Datum) => d.weights.reduce((a, w) => a + w, 0);
+    const callWeight = data.reduce((a, d) => a + weightOf(d), 0);
+    this.accumulated += data.length;
     for (const datum of data) {
+      // sum: 1; token_mean: over the call's Σ weight; sequence_mean: over the datum's (the mean over datums at optimStep).
+      const scale = this.reduction === 'sum' ? 1 : 1 / Math.max(this.reduction === 'token_mean' ? callWeight : weightOf(datum), 1e-9);
       const { fwd, logprobs, probs } = this.run(datum);
       out.push(logprobs);
       const n = logprobs.length;
@@ -83,8 +92,8 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
         const w = datum.weights[t]!;
         if (w === 0) continue;
         const { value, dlogp } = tokenLoss(loss, logprobs[t]!, datum.logprobs?.[t] ?? 0, datum.advantages?.[t] ?? 0, config);
-        total += w * value;
-        const g = w * dlogp;
+        total += scale * w * value;
+        const g = scale * w * dlogp;
         if (g === 0) continue;
         // d logp / d logits = onehot(target) − softmax
         for (let v = 0; v < V; v++) dlogits[t * V + v] = dlogits[t * V + v]! - g * probs[t * V + v]!;
@@ -95,9 +104,19 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
     return { logprobs: out, loss: total };
   }
 
-  async optimStep(adam: AdamParams): Promise<{ gradNorm: number }> {
+  /** The accumulated gradient as `optimStep` applies it (`sequence_mean`: divided by the datums accumulated), and a fresh start. */
+  takeGradients(): Params {
     const grads = this.pending ?? zerosLike(this.policy.model.params);
+    if (this.reduction === 'sequence_mean' && this.accumulated > 1) {
+      for (const g of grads.values()) for (let i = 0; i < g.length; i++) g[i] = g[i]! / this.accumulated;
+    }
     this.pending = undefined;
+    this.accumulated = 0;
+    return grads;
+  }
+
+  async optimStep(adam: AdamParams): Promise<{ gradNorm: number }> {
+    const grads = this.takeGradients();
     const gradNorm = this.applyAdam(grads, adam);
     this.policy.version++;
     this.scored.clear();

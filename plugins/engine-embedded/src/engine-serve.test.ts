@@ -30,8 +30,8 @@ afterAll(() => {
 });
 
 /** Start `clawgym engine serve` and resolve to its URL. */
-async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [bin, 'engine', 'serve', '--config', join(dir, 'clawgym.config.mjs'), '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startServer(flags: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [bin, 'engine', 'serve', '--config', join(dir, 'clawgym.config.mjs'), '--port', '0', ...flags], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';
@@ -72,12 +72,14 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
       `export default { plugins: [embedded()], engine: { use: 'embedded', options: { model: ${JSON.stringify(model)} } }, run: { outDir: ${JSON.stringify(join(dir, 'runs'))} } };`,
     ].join('\n'));
     writeFileSync(join(dir, 'package.json'), '{"name":"engine-serve-test","private":true}');
-    const [a, b] = await Promise.all([startServer(), startServer()]);
+    // The kinder behaviours, asked for: vLLM's unreleased disk weight transfer, SGLang's pause modes.
+    const kind = ['--vllm-disk-transfer', '--sglang', 'modes'];
+    const [a, b] = await Promise.all([startServer(kind), startServer(kind)]);
     const local = new SharedPolicy(config, cpuKernels(), 0); // the servers' initial weights (seed 0)
     const reference = new EmbeddedEngine(local, tokenizer, chatTemplate, 0);
 
     // vLLM /v1/completions with token ids: the same seed gives the same tokens and logprobs as in process.
-    const vllm = client('vllm', [a.url, b.url]);
+    const vllm = client('vllm', [a.url, b.url], { vllmFullWeights: 'disk' });
     const want0 = await collect(reference.generate(request('ref', 7)));
     expect(await collect(vllm.generate(request('v-a', 7)))).toEqual(want0);
     expect(await collect(vllm.generate(request('v-b', 7)))).toEqual(want0); // the second session: the other replica
@@ -113,7 +115,7 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
       return Object.fromEntries([...text.matchAll(/^(\S+)\{model_name="embedded"\} (\S+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
     };
     expect(await gauges(a.url)).toEqual({ 'vllm:num_requests_running': 0, 'vllm:num_requests_waiting': 0, 'sglang:num_running_reqs': 0, 'sglang:num_queue_reqs': 0 });
-    await fetch(`${a.url}/pause_generation`, { method: 'POST' });
+    await fetch(`${a.url}/pause_generation`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"mode":"in_place"}' });
     const held = collect(sglang.generate(request('g-a'))); // g-a sticks to replica A
     for (let t = Date.now(); (await gauges(a.url))['sglang:num_running_reqs'] !== 1; await new Promise((ok) => setTimeout(ok, 5))) {
       if (Date.now() - t > 10_000) throw new Error('the held call never showed in /metrics');
@@ -134,4 +136,27 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
     await sglang.close!();
     b.child.kill('SIGTERM');
   }, 60_000);
+  it('as SGLang 0025436e by default: pause_generation aborts what runs, so the client syncs without pausing; as released vLLM: no disk route', async () => {
+    const [old] = await Promise.all([startServer()]);
+    // A pause aborts the call in flight: SGLang's finish_reason "abort".
+    const sglang = client('sglang', [old.url]);
+    const running = collect(sglang.generate({ ...request('held'), sampling: { ...request('held').sampling, maxTokens: 4000, stopIds: [] } }));
+    for (let t = Date.now(); !/sglang:num_running_reqs\S* 1/.test(await (await fetch(`${old.url}/metrics`)).text()); await new Promise((ok) => setTimeout(ok, 5))) {
+      if (Date.now() - t > 10_000) throw new Error('the call never started');
+    }
+    await fetch(`${old.url}/pause_generation`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"mode":"retract"}' });
+    await expect(running).rejects.toThrow(/aborted/);
+    await fetch(`${old.url}/continue_generation`, { method: 'POST' });
+    expect((await (await fetch(`${old.url}/model_info`)).status)).toBe(404);
+    // The client learns that from /openapi.json and loads without a pause; the next call runs on the new weights.
+    const next = new SharedPolicy(config, cpuKernels(), 321);
+    next.version = 1;
+    await sglang.syncWeights!(await publishPolicy(next, join(dir, 'weights-old')));
+    expect((await collect(sglang.generate(request('after')))).length).toBeGreaterThan(0);
+    expect(sglang.policyVersion('after')).toBe(1);
+    // Released vLLM: no route loads a folder of full weights; the client refuses before trying.
+    expect((await fetch(`${old.url}/init_weight_transfer_engine`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"init_info":{}}' })).status).toBe(404);
+    await expect(client('vllm', [old.url]).syncWeights!(await publishPolicy(next, join(dir, 'weights-old2')))).rejects.toMatchObject({ code: 'CLAWGYM_CONFIG_INVALID' });
+    old.child.kill('SIGTERM');
+  });
 });

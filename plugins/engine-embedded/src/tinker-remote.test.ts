@@ -228,7 +228,7 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
     const err = await client(dead.url).catch((e: unknown) => e) as ClawGymError;
     expect(err).toBeInstanceOf(ClawGymError);
     expect(err.code).toBe(ErrorCodes.TRAINER_SERVICE);
-    expect(err.message).toContain(`POST ${dead.url}/api/v1/create_session failed after 4 tries`);
+    expect(err.message).toContain(`GET ${dead.url}/api/v1/healthz failed after 4 tries`);
     expect(err.hint).toContain(`curl ${dead.url}/api/v1/healthz`);
     expect(Date.now() - started).toBeLessThan(5000);
   });

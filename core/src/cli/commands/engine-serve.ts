@@ -11,6 +11,9 @@ export interface EngineServeOptions {
   host?: string;
   port?: string;
   servedModelName?: string;
+  sglang?: '0025436e' | 'modes';
+  vllmDiskTransfer?: boolean;
+  vllmWeightInfo?: boolean;
 }
 
 /**
@@ -32,10 +35,10 @@ export async function engineServe(opts: EngineServeOptions, io: { out: (s: strin
     // A policy of its own: this process serves; the trainer's weights arrive through the update routes.
     runDir: resolve(config.rootDir, config.run.outDir, `engine-serve-${process.pid}`), seed: config.run.seed, rootDir: config.rootDir,
   });
-  const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName });
+  const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName, sglang: opts.sglang, vllmDiskTransfer: opts.vllmDiskTransfer, vllmWeightInfo: opts.vllmWeightInfo });
   io.out(`engine ${engine.name} (weights version ${engine.policyVersion()}) listening on ${server.url}\n` +
-    `  vLLM:   POST ${server.url}/v1/completions (token-id prompts), weight transfer /pause … /finish_weight_update\n` +
-    `  SGLang: POST ${server.url}/generate, /pause_generation, /update_weights_from_disk, /continue_generation\n`);
+    `  vLLM:   POST ${server.url}/v1/completions (token-id prompts)${opts.vllmDiskTransfer ? ', disk weight transfer /pause … /finish_weight_update (unreleased PR #52152)' : ' (as released vLLM: no route loads full weights from a folder)'}\n` +
+    `  SGLang (${opts.sglang === 'modes' ? 'with pause modes' : 'as at 0025436e: pause_generation aborts every request in flight'}): POST ${server.url}/generate, /pause_generation, /update_weights_from_disk, /continue_generation\n`);
   const stopped = new AbortController();
   const removeHandlers = onInterrupt(stopped, (s) => io.out(s));
   io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });

@@ -3,10 +3,11 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../../config/load';
 import { provider, slotOptions, trainerOptions } from '../../kernel/create';
 import { createKernel } from '../../run/create-kernel';
+import { TRAINER_BACKENDS, type TrainerBackend } from '../../tinker/backends';
 import { TinkerServer } from '../../tinker/server';
 import { onInterrupt } from '../interrupt';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -21,10 +22,13 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const ctx = { runDir: dataDir, seed: config.run.seed, rootDir: config.rootDir };
   const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
   const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
-  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000) });
+  const backend = (opts.backend ?? 'skyrl-fsdp') as TrainerBackend;
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel });
   const url = await server.start();
+  const t = server.traits;
   io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
-    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
+    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}\n` +
+    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
   const stopped = new AbortController();
   const remove = onInterrupt(stopped, (s) => io.out(s));
   io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
@@ -46,15 +50,23 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '8000')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--data <dir>', 'checkpoint folder (default: <run.outDir>/trainer-serve)')
+    .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices([...TRAINER_BACKENDS]).default('skyrl-fsdp'))
+    .option('--multi-tenant', 'kinder than SkyRL FSDP: a second create_model retires the loaded model instead of failing')
+    .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
     .addHelpText('after', `
-Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, create_model,
-forward, forward_backward (cross_entropy, importance_sampling, ppo), optim_step, save_weights,
-load_weights, save_weights_for_sampler, asample, retrieve_future.
+Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, session_heartbeat,
+create_model, unload_model, forward, forward_backward (cross_entropy, importance_sampling, ppo),
+optim_step, save_weights, load_weights, save_weights_for_sampler, asample, retrieve_future,
+training_runs (listing, checkpoints, a sampler checkpoint's archive).
+
+As strict as SkyRL's FSDP backend by default: one model at a time (unload_model frees it), no
+sampling before the first save_weights_for_sampler, optim_step applies the learning rate only,
+checkpoints are tar archives named <name>.tar.gz, metrics named skyrl.ai/grad_norm etc.
 
 Example:
   clawgym trainer serve --port 8000 &
   # clawgym.config.ts of the run:
-  #   trainer: { use: 'tinker', options: { baseUrl: 'http://127.0.0.1:8000', loraRank: 0, checkpointsDir: 'runs/trainer-serve' } }
+  #   trainer: { use: 'tinker', options: { baseUrl: 'http://127.0.0.1:8000', backend: 'skyrl-fsdp', loraRank: 0, checkpointsDir: 'runs/trainer-serve' } }
   #   (the embedded trainer trains all weights: loraRank 0 says so; checkpointsDir lets engine 'embedded' load them)`)
     .exitOverride().configureOutput(out)
     .action(async (opts: TrainerServeOptions) => trainerServe(opts, io));

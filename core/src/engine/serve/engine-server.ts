@@ -14,6 +14,16 @@ export interface EngineServerOptions {
   servedModelName?: string;
   /** Largest request body, in bytes (default 16 MiB). */
   maxBodyBytes?: number;
+  /**
+   * Which SGLang to reproduce: `0025436e` (default, the strictest: `/pause_generation` takes no
+   * body and aborts every request in flight; `/get_model_info`, no `/model_info`) or `modes`
+   * (newer: pause modes abort | retract | in_place, `/model_info`). `/openapi.json` says which.
+   */
+  sglang?: '0025436e' | 'modes';
+  /** vLLM's weight-transfer routes with the `disk` backend (unreleased PR #52152); released vLLM has none (default off: the routes answer 404). */
+  vllmDiskTransfer?: boolean;
+  /** vLLM's `GET /weight_info` (PR #49040, 2026-07-18; default on); off reproduces an older vLLM's 404. */
+  vllmWeightInfo?: boolean;
 }
 
 /** A running engine server. */
@@ -87,6 +97,9 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   /** Generation requests being answered now (held ones too, while paused): `GET /metrics`. */
   let running = 0;
   const version = () => String(engine.policyVersion());
+  const legacySglang = (o.sglang ?? '0025436e') === '0025436e';
+  /** Generation requests in flight, which SGLang 0025436e's pause aborts. */
+  const inflight = new Set<{ abort: AbortController; byServer: boolean }>();
 
   const pause = () => {
     if (paused) return;
@@ -174,7 +187,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
     });
   }
 
-  async function generate(body: Json, res: ServerResponse, signal: AbortSignal) {
+  async function generate(body: Json, res: ServerResponse, signal: AbortSignal, killed?: () => boolean) {
     const ids = promptIds(body.input_ids, 'input_ids');
     checkLength(engine, ids);
     const sp = (body.sampling_params ?? {}) as Json;
@@ -201,6 +214,14 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
       if (stream) res.write(`data: ${JSON.stringify(chunk(finished))}\n\n`);
       if (finished) break;
     }
+    if (killed?.()) {
+      // SGLang's abort: the stream ends with finish_reason {type: "abort"}.
+      const c = chunk(true);
+      const last = { ...c, meta_info: { ...c.meta_info, finish_reason: { type: 'abort', message: 'Abort in waiting queue or running batch (pause_generation)' } } };
+      if (!stream) { send(res, 200, last); return; }
+      res.end(`data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`);
+      return;
+    }
     if (!stream) { send(res, 200, chunk(true)); return; }
     if (!finished) res.write(`data: ${JSON.stringify(chunk(true))}\n\n`);
     res.end('data: [DONE]\n\n');
@@ -219,35 +240,9 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
       + gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', 0);
   };
 
-  /** The routes that answer with one JSON object. */
-  async function control(route: string, query: URLSearchParams, body: Json): Promise<[number, unknown]> {
+  /** vLLM's weight-transfer routes with the `disk` backend (vllm/distributed/weight_transfer/disk_engine.py @ 3b98defb, draft PR #52152). */
+  async function diskTransfer(route: string, body: Json): Promise<[number, unknown]> {
     switch (route) {
-      case 'GET /health': return [200, { status: 'ok' }];
-      case 'GET /v1/models': return [200, { object: 'list', data: [{ id: served, object: 'model', owned_by: 'clawgym', max_model_len: engine.contextLength ?? null }] }];
-      // SGLang
-      case 'POST /pause_generation': pause(); return [200, { message: 'Generation paused successfully.', status: 'ok' }];
-      case 'POST /continue_generation': resume(); return [200, { message: 'Generation continued successfully.', status: 'ok' }];
-      case 'POST /flush_cache': return [200, 'Cache flushed.\n'];
-      case 'GET /model_info': return [200, { model_path: served, is_generation: true, weight_version: version() }];
-      case 'GET /get_weight_version': return [200, { weight_version: version() }];
-      case 'POST /update_weights_from_disk': {
-        if (typeof body.model_path !== 'string' || !body.model_path) return [400, { success: false, message: 'model_path is required', num_paused_requests: 0 }];
-        try {
-          await load(body.model_path, body.weight_version);
-        } catch (err) {
-          return [400, { success: false, message: `Failed to update weights: ${messageOf(err)}`, num_paused_requests: 0 }];
-        }
-        return [200, { success: true, message: `Succeeded to update model weights. Weight version updated to ${version()}.`, num_paused_requests: 0 }];
-      }
-      // vLLM
-      case 'POST /pause': {
-        const mode = query.get('mode') ?? 'abort';
-        if (!['abort', 'wait', 'keep'].includes(mode)) return [400, { error: `invalid pause mode ${mode}` }];
-        pause();
-        return [200, { status: 'paused' }];
-      }
-      case 'POST /resume': resume(); return [200, { status: 'resumed' }];
-      case 'GET /is_paused': return [200, { is_paused: paused }];
       case 'POST /init_weight_transfer_engine':
         if (body.init_info === undefined || body.init_info === null) return [400, { detail: "Missing 'init_info' in request body" }];
         return [200, { message: 'Weight transfer initialized' }];
@@ -271,7 +266,72 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
         try { await load(pendingPath, body.weight_version); } catch (err) { return [500, { error: messageOf(err) }]; }
         return [200, { message: 'Weight update finished' }];
       }
-      case 'GET /weight_info': return [200, { weight_version: version() }];
+      default: return [404, { detail: 'Not Found' }];
+    }
+  }
+
+  /** FastAPI's `/openapi.json`, as far as a client reads it to learn what this SGLang takes. */
+  const openapi = () => ({
+    openapi: '3.1.0', info: { title: 'FastAPI', version: '0.1.0' },
+    paths: {
+      '/generate': { post: {} }, '/update_weights_from_disk': { post: {} }, '/continue_generation': { post: {} },
+      '/get_model_info': { get: {} }, '/get_weight_version': { get: {} }, '/load_lora_adapter': { post: {} },
+      '/pause_generation': { post: legacySglang ? { responses: { 200: {} } } : { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/PauseGenerationReqInput' } } } } } },
+      ...(legacySglang ? {} : { '/model_info': { get: {} } }),
+    },
+  });
+
+  /** The routes that answer with one JSON object. */
+  async function control(route: string, query: URLSearchParams, body: Json): Promise<[number, unknown]> {
+    switch (route) {
+      case 'GET /health': return [200, { status: 'ok' }];
+      case 'GET /v1/models': return [200, { object: 'list', data: [{ id: served, object: 'model', owned_by: 'clawgym', max_model_len: engine.contextLength ?? null }] }];
+      // SGLang
+      case 'POST /pause_generation':
+        if (legacySglang) {
+          // 0025436e reads no body: whatever mode was asked for, everything in flight is aborted.
+          for (const r of inflight) { r.byServer = true; r.abort.abort(); }
+        } else if (body.mode !== undefined && !['abort', 'retract', 'in_place'].includes(body.mode)) {
+          return [400, { error: { message: `invalid pause mode ${String(body.mode)}` } }];
+        } else if ((body.mode ?? 'abort') === 'abort') {
+          for (const r of inflight) { r.byServer = true; r.abort.abort(); }
+        }
+        pause();
+        return [200, { message: 'Generation paused successfully.', status: 'ok' }];
+      case 'GET /openapi.json': return [200, openapi()];
+      case 'GET /get_model_info': return [200, { model_path: served, tokenizer_path: served, is_generation: true, preferred_sampling_params: null, weight_version: version() }];
+      case 'POST /continue_generation': resume(); return [200, { message: 'Generation continued successfully.', status: 'ok' }];
+      case 'POST /flush_cache': return [200, 'Cache flushed.\n'];
+      case 'GET /model_info':
+        if (legacySglang) return [404, { detail: 'Not Found' }];
+        return [200, { model_path: served, is_generation: true, weight_version: version() }];
+      case 'GET /get_weight_version': return [200, { weight_version: version() }];
+      case 'POST /update_weights_from_disk': {
+        if (typeof body.model_path !== 'string' || !body.model_path) return [400, { success: false, message: 'model_path is required', num_paused_requests: 0 }];
+        try {
+          await load(body.model_path, body.weight_version);
+        } catch (err) {
+          return [400, { success: false, message: `Failed to update weights: ${messageOf(err)}`, num_paused_requests: 0 }];
+        }
+        return [200, { success: true, message: `Succeeded to update model weights. Weight version updated to ${version()}.`, num_paused_requests: 0 }];
+      }
+      // vLLM
+      case 'GET /weight_info': return o.vllmWeightInfo === false ? [404, { detail: 'Not Found' }] : [200, { weight_version: version() }];
+      case 'POST /init_weight_transfer_engine':
+      case 'POST /start_weight_update':
+      case 'POST /update_weights':
+      case 'POST /finish_weight_update':
+        // Released vLLM has no disk backend: a folder of full weights has no route to arrive by.
+        if (!o.vllmDiskTransfer) return [404, { detail: 'Not Found' }];
+        return diskTransfer(route, body);
+      case 'POST /pause': {
+        const mode = query.get('mode') ?? 'abort';
+        if (!['abort', 'wait', 'keep'].includes(mode)) return [400, { error: `invalid pause mode ${mode}` }];
+        pause();
+        return [200, { status: 'paused' }];
+      }
+      case 'POST /resume': resume(); return [200, { status: 'resumed' }];
+      case 'GET /is_paused': return [200, { is_paused: paused }];
       case 'POST /v1/load_lora_adapter':
         return [400, { error: { message: 'the embedded engine serves whole weights: LoRA adapters are not supported (sync with the full-weight routes)', type: 'BadRequestError', code: 400 } }];
       default: return [404, { detail: 'Not Found' }];
@@ -288,9 +348,12 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
         const body = req.method === 'POST' ? await readJson(req, limit) : {};
         if (route === 'POST /v1/completions' || route === 'POST /generate') {
           running++;
+          const entry = { abort, byServer: false };
+          inflight.add(entry);
           try {
-            return route === 'POST /generate' ? await generate(body, res, abort.signal) : await completions(body, req, res, abort.signal);
+            return route === 'POST /generate' ? await generate(body, res, abort.signal, () => entry.byServer) : await completions(body, req, res, abort.signal);
           } finally {
+            inflight.delete(entry);
             running--;
           }
         }
