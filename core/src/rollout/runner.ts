@@ -29,7 +29,14 @@ export interface RolloutReport extends RolloutResult {
   /** Verifier verdict, for ok / harness-error / timeout outcomes. */
   verdict?: Verdict;
   records: ModelCallRecord[];
+  /** The harness process's exit in the sandbox (absent when it never ran to an end). */
+  exit?: { code: number | null; timedOut: boolean };
+  /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
+  phases?: RolloutPhases;
 }
+
+/** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
+export interface RolloutPhases { sandboxMs?: number; setupMs?: number; harnessMs?: number; verifyMs?: number }
 
 export interface RunnerOptions {
   runId: string;
@@ -136,6 +143,10 @@ export class RolloutRunner {
     let verdict: Verdict | undefined;
     let details = '';
     let records: ModelCallRecord[] = [];
+    let exit: RolloutReport['exit'];
+    const phases: RolloutPhases = {};
+    let mark = started;
+    const lap = () => { const now = Date.now(); const ms = now - mark; mark = now; return ms; };
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
     const onAbort = () => abort.abort();
@@ -150,13 +161,17 @@ export class RolloutRunner {
         logDir: this.o.logDir ?? dirname(this.o.socketPath),
         readOnlyPaths: [...new Set([...(this.o.readOnlyPaths ?? []), ...(job.harness.hostPaths?.(request.harnessOptions) ?? [])])],
       }).catch((err: unknown) => { throw new InfraError(`sandbox creation failed: ${messageOf(err)}`); });
+      phases.sandboxMs = lap();
       const workspace = fsWorkspace(sandbox.workspaceHostPath);
       await job.task.setup(workspace).catch((err: unknown) => { throw new InfraError(`task setup failed: ${messageOf(err)}`); });
+      phases.setupMs = lap();
       const result = await job.harness.run({
         sandbox, instruction: request.instruction, timeoutMs: job.task.timeLimitMs ?? this.o.timeoutMs, signal: abort.signal,
         endpoint: { baseUrl: sandbox.modelBaseUrl, apiKey: session.apiKey, model: this.o.model ?? 'clawgym-policy' },
         options: request.harnessOptions,
       }).catch((err: unknown) => { throw new InfraError(`harness could not be started: ${messageOf(err)}`); });
+      phases.harnessMs = lap();
+      exit = { code: result.exitCode, timedOut: result.timedOut };
       const closed = await this.o.proxy.closeSession(sessionId);
       records = await this.o.proxy.records(sessionId);
       if (signal?.aborted) throw new InfraError('cancelled');
@@ -168,6 +183,7 @@ export class RolloutRunner {
       // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
       await sandbox.sync?.().catch((err: unknown) => { throw new InfraError(`workspace sync failed: ${messageOf(err)}`); });
       verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError(`verifier failed: ${messageOf(err)}`); });
+      phases.verifyMs = lap();
       details = outcome === 'ok' ? verdict.details : `${outcome} (exit ${result.exitCode}): ${verdict.details}`;
     } catch (err) {
       outcome = 'infra-error';
@@ -183,7 +199,7 @@ export class RolloutRunner {
       request, rolloutId: job.rolloutId, sessionId, attempts: attempt, outcome,
       // An infrastructure failure has no reward: it is never scored as 0.
       reward: outcome === 'infra-error' ? Number.NaN : verdict?.reward ?? 0,
-      verdict, details, calls: records.length, durationMs: Date.now() - started, records,
+      verdict, details, calls: records.length, durationMs: Date.now() - started, records, exit, phases,
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;
