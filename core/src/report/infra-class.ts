@@ -8,7 +8,7 @@ const CLASSES: readonly [RegExp, string][] = [
   [/^task setup failed/, 'task-setup'],
   [/^harness could not be started/, 'harness-start'],
   [/^engine or proxy failed/, 'engine'],
-  [/after the proxy refused its request/, 'proxy-refused'],
+  [/^the harness failed \(exit /, 'proxy-refused'], // … after the proxy refused its request
   [/^missing records/, 'missing-records'],
   [/^workspace sync failed/, 'workspace-sync'],
   [/^verifier failed/, 'verifier'],
