@@ -78,7 +78,7 @@ export { writeReport, type WriteReportOptions } from './report/report';
 export { serveReport, type ReportServer } from './report/report-server';
 export { chartsOf, smooth, type Chart, type Series, type RunFigures } from './report/charts';
 export { renderPage, type ViewerMeta } from './report/page';
-export { readRollouts, rolloutsFile, appendRollouts, type RolloutEntry, type TreeNodeEntry } from './report/rollout-log';
+export { readRollouts, rolloutsFile, appendRollouts, rolloutEntryOf, type RolloutEntry, type TreeNodeEntry } from './report/rollout-log';
 export { rolloutDetail, type RolloutDetail, type CallView } from './report/rollout-detail';
 export { composeRun, type ComposeOptions, type RunPurpose, type RunServices } from './run/compose';
 export { runStep, stepJobs, type StepOutcome, type StepServices } from './run/step';

@@ -36,8 +36,10 @@ export function drawCharts(charts: any[]): void { // eslint-disable-line @typesc
       const col = colors[(s.raw ? color : color++) % colors.length];
       const line = s.points.map((p: number[]) => `${sx(p[0]!).toFixed(1)},${sy(p[1]!).toFixed(1)}`).join(' ');
       el('polyline', { fill: 'none', stroke: col, 'stroke-width': s.raw ? 1 : 1.8, 'stroke-opacity': s.raw ? 0.35 : 1, 'data-series': s.name, points: line }, svg);
+      // A dot per point only where dots can be told apart: a 1,500-step run draws lines.
+      const dots = s.points.length <= 150;
       s.points.forEach((p: number[], i: number) => {
-        el('circle', { cx: sx(p[0]!), cy: sy(p[1]!), r: s.raw ? 1.5 : 2.2, fill: col, 'fill-opacity': s.raw ? 0.4 : 1 }, svg);
+        if (dots) el('circle', { cx: sx(p[0]!), cy: sy(p[1]!), r: s.raw ? 1.5 : 2.2, fill: col, 'fill-opacity': s.raw ? 0.4 : 1 }, svg);
         if (s.err && s.err[i] > 0) el('line', { class: 'err', x1: sx(p[0]!), x2: sx(p[0]!), y1: sy(p[1]! - s.err[i]), y2: sy(p[1]! + s.err[i]), stroke: col, 'stroke-width': 1.2 }, svg);
       });
       if (s.raw) return;
