@@ -83,8 +83,8 @@ export function startViewer(meta: any): void {
     + ` · <span class="origin ${c.origin.kind}">${esc(c.origin.text)}</span> · drift <span class="drift ${c.drift ? esc(c.drift.class) : ''}">${c.drift ? esc(c.drift.class) : 'not recorded'}</span>`
     + ` · policy v${c.policyVersion} · ${c.ttftMs !== undefined ? `first token ${c.ttftMs} ms, ` : ''}${c.totalMs} ms</summary>`
     + `${c.drift && c.drift.class !== 'clean' ? `<div class="note">drift: ${esc(c.drift.reason)}</div>` : ''}${(c.notes || []).map((n: string) => `<div class="note">${esc(n)}</div>`).join('')}`
-    + `<div class="sent"><h4>sent by the harness (new in this call)</h4>${c.messages.length ? c.messages.map((m: any) => block(`${m.role}${m.kind !== 'text' ? ` · ${m.kind.replace('_', ' ')}` : ''}`, m.text, m.kind)).join('') : '<div class="none">nothing new: the prompt is the earlier call\'s, reused</div>'}</div>`
-    + `<div class="reply"><h4>reply (generated)</h4>${c.reply.map((p: any) => block(p.type.replace('_', ' '), p.text, p.type)).join('')}</div></details>`;
+    + `<div class="sent"><h4>sent by the harness (new in this call)</h4>${c.messages.length ? c.messages.map((m: any) => block(`${m.role}${m.kind !== 'text' && m.kind !== m.role ? ` · ${m.kind.replace('_', ' ')}` : ''}`, m.text || '(empty)', m.kind)).join('') : '<div class="none">nothing new: the prompt is the earlier call\'s, reused</div>'}</div>`
+    + `<div class="reply"><h4>reply (generated)</h4>${c.reply.length ? c.reply.map((p: any) => block(p.type.replace('_', ' '), p.text, p.type)).join('') : `<div class="none">no text or tool call: ${c.outputTokens} token(s), ${esc(c.finish)}</div>`}</div></details>`;
   const treeHtml = (t: any, texts: string[] | undefined) => {
     if (!t) return '<div class="none">no tree: the rollout was not trained</div>';
     const depth: number[] = [];
