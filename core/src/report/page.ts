@@ -1,5 +1,6 @@
 import type { Chart } from './charts';
 import { drawCharts } from './page-charts';
+import { callHtml, detailHtml, esc as escHtml, fmt, msgBlock, treeHtml } from './page-detail';
 import { startViewer } from './page-viewer';
 import type { DictColumn } from './rollout-index';
 
@@ -70,7 +71,8 @@ export function renderPage(o: { title: string; summary: Record<string, string>; 
 ${inline}
 <script>
 (${drawCharts.toString()})(JSON.parse(document.getElementById('cg-charts').textContent));
-(${startViewer.toString()})(JSON.parse(document.getElementById('cg-meta').textContent));
+${[escHtml, fmt, msgBlock, callHtml, treeHtml, detailHtml].map((f) => f.toString()).join('\n')}
+(${startViewer.toString()})(JSON.parse(document.getElementById('cg-meta').textContent), { detailHtml });
 </script></body></html>
 `;
 }

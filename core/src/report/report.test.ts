@@ -5,6 +5,7 @@ import { chartsOf, smooth } from './charts';
 import { infraClassOf } from './infra-class';
 import { promptMessages } from './prompt-messages';
 import { writeReport } from './report';
+import { serveReport } from './report-server';
 import { appendRollouts, readRollouts, type RolloutEntry } from './rollout-log';
 import { StepAggregates } from './step-aggregates';
 
@@ -121,5 +122,22 @@ describe('written report', () => {
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/);
     expect(html).toContain('0.0% ± 5.0% → 40.0% ± 5.0%');
     expect(html).toContain('no rollout log in this run folder');
+  });
+});
+
+describe('report server', () => {
+  it('listens on loopback only', async () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    await expect(serveReport([dir], { host: '0.0.0.0' })).rejects.toThrow(/loopback only/);
+    const server = await serveReport([dir]);
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const res = await fetch(`${server.url}data/detail-0.js`);
+      expect(res.status).toBe(404); // a run with no rollout log has no rollout 0
+      expect(await (await fetch(server.url)).text()).toContain('<h1>ClawGym run');
+    } finally {
+      await server.close();
+    }
   });
 });
