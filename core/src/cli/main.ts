@@ -12,8 +12,7 @@ import { doctorCommand } from './commands/doctor';
 import { engineServe, type EngineServeOptions } from './commands/engine-serve';
 import { templateCommand, type TemplateCliOptions } from './commands/template';
 import { trainerCommands } from './commands/trainer-serve';
-import { writeReport } from '../report/report';
-import { resolve } from 'node:path';
+import { reportCommand, type ReportCliOptions } from './commands/report';
 import type { LiveStream } from './live';
 
 interface CommonOptions { config?: string }
@@ -103,9 +102,14 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .addOption(new Option('--format <format>', 'wire format of the request').choices(['openai-chat', 'anthropic', 'openai-responses']).default('openai-chat'))
     .option('--kwargs <json>', 'template variables, e.g. \'{"enable_thinking": false}\'')
     .action(async (request: string | undefined, opts: TemplateCliOptions) => templateCommand(request, opts, io));
-  command('report', 'write a self-contained HTML report of a run (plots of reward, held-out Pass@1, trees, mismatch, throughput)')
-    .argument('<run>', 'run directory (e.g. runs/default)')
-    .action(async (run: string) => { io.out(`${await writeReport(resolve(io.cwd, run))}\n`); });
+  command('report', 'write the HTML report of a run (plots, and every rollout: calls, tree, advantages, verdict), or of several overlaid')
+    .argument('<runs...>', 'run directories (e.g. runs/default; two or more: overlaid)')
+    .option('-o, --out <file>', 'the HTML file (default: <run>/report.html; for several runs ./compare-<a>-<b>.html)')
+    .option('--serve', 'serve the report on loopback, reading the run folders as rollouts are opened (large runs)')
+    .option('-p, --port <port>', 'with --serve: the port (default: a free one)')
+    .option('--inline', 'one self-contained file whatever the run\'s size')
+    .option('--paged', 'a data folder beside the page whatever the run\'s size')
+    .action(async (runs: string[], opts: ReportCliOptions) => reportCommand(runs, opts, io));
 
   command('sft', 'supervised cold start: the oracle plays train tasks through the harnesses; train on the passing rollouts; save a checkpoint')
     .option('--demos <n>', 'train tasks to play per suite', '64')

@@ -1,59 +1,131 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeIf } from '../testing';
-import { chartsOf } from './html';
+import { chartsOf, smooth } from './charts';
+import { promptMessages } from './prompt-messages';
 import { writeReport } from './report';
+import { serveReport } from './report-server';
+import { appendRollouts, readRollouts, type RolloutEntry } from './rollout-log';
+import { StepAggregates } from './step-aggregates';
 
 const dirs: string[] = [];
 const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 /** Metrics as clawgym run writes them: two harnesses, evals at 0, 2 and 4. */
-function runDir(): string {
-  const dir = tmp('report-');
+function metrics(dir: string) {
   const lines: object[] = [];
-  for (const step of [0, 2, 4]) lines.push({ kind: 'eval', step, time: 0, values: { pass1: step / 10, 'pass1/agentloop/all': step / 10, 'pass1/agentloop/write': step / 8 } });
+  for (const step of [0, 2, 4]) lines.push({ kind: 'eval', step, time: 0, values: { pass1: step / 10, 'pass1/n': 40, 'pass1/se': 0.05, 'pass1/agentloop/all': step / 10, 'pass1/agentloop/write': step / 8 } });
   for (let step = 1; step <= 4; step++) {
     lines.push({ kind: 'step', step, time: 0, values: {
       reward: step / 8, 'reward/agentloop': step / 8, 'reward/claude-code': step / 10, pass: step / 8, rollouts: 16, infra: step === 3 ? 1 : 0, calls: 40, trained: 15,
-      seconds: 10, 'filter/dead-leaf': 3, 'filter/auxiliary': 0, 'train/mismatchAbsLogp': 0.001, 'train/mismatchKl': 0.0001, 'train/clipFraction': 0.02, 'train/tokens': 900,
+      seconds: 10, 'seconds/rollouts': 5, 'tokens/generated': 500, 'filter/dead-leaf': 3, 'filter/auxiliary': 0, 'train/mismatchAbsLogp': 0.001, 'train/mismatchKl': 0.0001, 'train/clipFraction': 0.02, 'train/tokens': 900,
     } });
   }
   writeFileSync(join(dir, 'metrics.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
-  return dir;
 }
 
-describe('run report', () => {
-  it('charts reward and held-out Pass@1 per harness and category, trees, mismatch and throughput', () => {
-    const events = readFileSync(join(runDir(), 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const charts = chartsOf(events);
-    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'trees', 'mismatch', 'throughput']);
-    expect(charts[0]!.series.map((s) => s.name)).toEqual(['all', 'agentloop', 'claude-code']);
-    expect(charts[1]!.series.map((s) => s.name)).toEqual(['all', 'agentloop/all', 'agentloop/write']);
-    expect(charts[1]!.series[0]!.points).toEqual([[0, 0], [2, 0.2], [4, 0.4]]);
-    expect(charts[4]!.series[1]!.points[0]).toEqual([1, 90]);
+const entry = (step: number, harness: string, over: Partial<RolloutEntry> = {}): RolloutEntry => ({
+  rolloutId: `s${step}-${harness}`, sessionId: `s${step}-${harness}`, step, taskId: 't', category: 'write', harness, outcome: 'ok', reward: 1, pass: true,
+  verdict: 'ok', details: 'ok', attempts: 1, durationMs: 10, calls: 3, tito: { reuse: 1, forks: 1, retry: 0, side: 0, failed: 0 }, drift: { clean: 2, realigned: 1, fork: 0 },
+  promptTokens: 10, outputTokens: 5, policy: [step - 1, step - 1], trainedAt: step, ...over,
+});
+
+describe('run charts', () => {
+  it('smooths per-step reward, draws Pass@1 with its standard error, and counts what only the rollout log holds', () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    const events = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const steps = new StepAggregates();
+    steps.add(entry(1, 'agentloop'));
+    steps.add(entry(1, 'claude-code', { outcome: 'infra-error', reward: null, pass: null, infraClass: 'sandbox' }));
+    steps.add(entry(2, 'agentloop', { category: 'csv', reward: 0 }));
+    const charts = chartsOf([{ name: 'a', events, steps }]);
+    const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
+    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'trees', 'mismatch']);
+    expect(byId.reward!.series.map((s) => [s.name, Boolean(s.raw)])).toEqual([['raw', true], ['smoothed', false]]);
+    expect(byId.pass1!.series[0]!.err).toEqual([0.05, 0.05, 0.05]);
+    expect(byId.pass1!.series.map((s) => s.name)).toEqual(['all', 'agentloop/all', 'agentloop/write']);
+    expect(byId['reward-harness']!.series.map((s) => s.name)).toEqual(['agentloop', 'claude-code']);
+    expect(byId['reward-category']!.series.map((s) => s.name)).toEqual(['csv', 'write']);
+    // One sandbox failure at step 1, none at step 2: the class is drawn at both.
+    expect(byId.infra!.series.find((s) => s.name === 'sandbox')!.points).toEqual([[1, 1], [2, 0]]);
+    expect(byId.tito!.series[0]).toEqual({ name: 'agentloop', points: [[1, 0.5], [2, 0.5]] });
+    expect(byId.drift!.series[0]!.points[0]).toEqual([1, 1 / 3]);
+    expect(byId.throughput!.series[0]!.points[0]).toEqual([1, 100]);
+    expect(byId.staleness!.series.find((s) => s.name === 'mean')!.points).toEqual([[1, 1], [2, 1]]);
   });
 
-  it('writes one self-contained file with no external references', async () => {
-    const file = await writeReport(runDir());
-    const html = readFileSync(file, 'utf8');
-    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/);
-    expect(html).toContain('0.0% → 40.0%');
+  it('overlays runs: every series named after its run', () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    const events = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const charts = chartsOf([{ name: 'a', events, steps: new StepAggregates() }, { name: 'b', events, steps: new StepAggregates() }]);
+    expect(charts[0]!.series.map((s) => s.name)).toEqual(['a: raw', 'a: smoothed', 'b: raw', 'b: smoothed']);
+  });
+
+  it('smooths as TensorBoard does: a constant stays constant, the first point is its own', () => {
+    expect(smooth([[1, 3], [2, 3], [3, 3]]).map((p) => +p[1].toFixed(9))).toEqual([3, 3, 3]);
+    const s = smooth([[1, 0], [2, 1], [3, 1], [4, 1]]);
+    expect(s[0]).toEqual([1, 0]);
+    expect(s[3]![1]).toBeGreaterThan(s[1]![1]);
+    expect(s[3]![1]).toBeLessThan(1);
   });
 });
 
-const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+describe('prompt messages', () => {
+  it('cuts ChatML into turns, tool results apart, the generation prompt dropped', () => {
+    const m = promptMessages('<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\n<tool_response>\nyak\n</tool_response><|im_end|>\n<|im_start|>assistant\n');
+    expect(m).toEqual([{ role: 'system', kind: 'system', text: 'be brief' }, { role: 'user', kind: 'tool_result', text: '<tool_response>\nyak\n</tool_response>' }]);
+  });
+  it('cuts Llama 3 turns, and keeps text that follows a reused prefix as its own block', () => {
+    const m = promptMessages('<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n{"ok":1}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n');
+    expect(m).toEqual([{ role: 'ipython', kind: 'tool_result', text: '{"ok":1}' }]);
+    expect(promptMessages('tail of a turn<|im_end|>\n<|im_start|>user\nnext')).toEqual([{ role: '…', kind: 'text', text: 'tail of a turn' }, { role: 'user', kind: 'text', text: 'next' }]);
+  });
+  it('keeps text of no known template whole', () => {
+    expect(promptMessages('plain words')).toEqual([{ role: '?', kind: 'text', text: 'plain words' }]);
+  });
+});
 
-describeIf(chromium ? undefined : 'Chromium is not installed (apt-get install chromium)', 'run report in headless Chromium', () => {
-  it('draws every chart', async () => {
-    const file = await writeReport(runDir());
-    const profile = tmp('chromium-');
-    const r = spawnSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, '--dump-dom', `file://${file}`], { encoding: 'utf8', timeout: 60_000 });
-    expect(r.stdout).toContain('data-charts-drawn="5"');
-    for (const id of ['reward', 'pass1', 'trees', 'mismatch', 'throughput']) expect(r.stdout).toMatch(new RegExp(`id="chart-${id}"[^>]*data-drawn="[1-9]`));
-    expect((r.stdout.match(/<polyline/g) ?? []).length).toBeGreaterThanOrEqual(12);
-  }, 90_000);
+describe('rollout log', () => {
+  it('reads back what was appended, skips a line a kill cut short, and yields nothing for a run without one', async () => {
+    const dir = tmp('rollouts-');
+    await appendRollouts(dir, [entry(1, 'agentloop'), entry(2, 'agentloop')]);
+    appendFileSync(join(dir, 'rollouts.jsonl'), '{"rolloutId":"cut');
+    const read: RolloutEntry[] = [];
+    for await (const e of readRollouts(dir)) read.push(e);
+    expect(read.map((e) => e.rolloutId)).toEqual(['s1-agentloop', 's2-agentloop']);
+    const none: RolloutEntry[] = [];
+    for await (const e of readRollouts(join(dir, 'nowhere'))) none.push(e);
+    expect(none).toEqual([]);
+  });
+});
+
+describe('written report', () => {
+  it('is one self-contained file with no external references, for a run with no rollout log too', async () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    const html = readFileSync(await writeReport(dir), 'utf8');
+    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/);
+    expect(html).toContain('0.0% ± 5.0% → 40.0% ± 5.0%');
+    expect(html).toContain('no rollout log in this run folder');
+  });
+});
+
+describe('report server', () => {
+  it('listens on loopback only', async () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    await expect(serveReport([dir], { host: '0.0.0.0' })).rejects.toThrow(/loopback only/);
+    const server = await serveReport([dir]);
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const res = await fetch(`${server.url}data/detail-0.js`);
+      expect(res.status).toBe(404); // a run with no rollout log has no rollout 0
+      expect(await (await fetch(server.url)).text()).toContain('<h1>ClawGym run');
+    } finally {
+      await server.close();
+    }
+  });
 });

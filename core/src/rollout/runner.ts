@@ -31,7 +31,14 @@ export interface RolloutReport extends RolloutResult {
   /** For an infra-error: which part failed (see {@link InfraClass}). */
   infraClass?: InfraClass;
   records: ModelCallRecord[];
+  /** The harness process's exit in the sandbox (absent when it never ran to an end). */
+  exit?: { code: number | null; timedOut: boolean };
+  /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
+  phases?: RolloutPhases;
 }
+
+/** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
+export interface RolloutPhases { sandboxMs?: number; setupMs?: number; harnessMs?: number; verifyMs?: number }
 
 /** Default start-up limit: generous, since a CLI may install or index before its first call. */
 export const DEFAULT_STARTUP_TIMEOUT_MS = 300_000;
@@ -151,6 +158,10 @@ export class RolloutRunner {
     let verdict: Verdict | undefined;
     let details = '';
     let infraClass: InfraClass | undefined;
+    let exit: RolloutReport['exit'];
+    const phases: RolloutPhases = {};
+    let mark = started;
+    const lap = () => { const now = Date.now(); const ms = now - mark; mark = now; return ms; };
     let startupExpired = false;
     let records: ModelCallRecord[] = [];
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
@@ -167,8 +178,10 @@ export class RolloutRunner {
         logDir: this.o.logDir ?? dirname(this.o.socketPath),
         readOnlyPaths: [...new Set([...(this.o.readOnlyPaths ?? []), ...(job.harness.hostPaths?.(request.harnessOptions) ?? [])])],
       }).catch((err: unknown) => { throw new InfraError('sandbox', `sandbox creation failed: ${messageOf(err)}`); });
+      phases.sandboxMs = lap();
       const workspace = fsWorkspace(sandbox.workspaceHostPath);
       await job.task.setup(workspace).catch((err: unknown) => { throw new InfraError('task-setup', `task setup failed: ${messageOf(err)}`); });
+      phases.setupMs = lap();
       const timeoutMs = job.task.timeLimitMs ?? this.o.timeoutMs;
       const startupMs = this.o.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
       // Past the start-up limit with no completion asked for, the harness is stuck before the
@@ -183,6 +196,8 @@ export class RolloutRunner {
       }).catch((err: unknown) => { throw new InfraError('harness-start', `harness could not be started: ${messageOf(err)}`); })
         .finally(() => clearTimeout(startup));
       const firstCallAt = this.o.proxy.firstCallAt(sessionId);
+      phases.harnessMs = lap();
+      exit = { code: result.exitCode, timedOut: result.timedOut };
       const closed = await this.o.proxy.closeSession(sessionId);
       records = await this.o.proxy.records(sessionId);
       if (signal?.aborted) throw new InfraError('cancelled', 'cancelled');
@@ -197,6 +212,7 @@ export class RolloutRunner {
       // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
       await sandbox.sync?.().catch((err: unknown) => { throw new InfraError('sync', `workspace sync failed: ${messageOf(err)}`); });
       verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError('verifier', `verifier failed: ${messageOf(err)}`); });
+      phases.verifyMs = lap();
       details = outcome === 'ok' ? verdict.details : `${outcome} (exit ${result.exitCode}): ${verdict.details}`;
     } catch (err) {
       outcome = 'infra-error';
@@ -213,7 +229,7 @@ export class RolloutRunner {
       request, rolloutId: job.rolloutId, sessionId, attempts: attempt, outcome,
       // An infrastructure failure has no reward: it is never scored as 0.
       reward: outcome === 'infra-error' ? Number.NaN : verdict?.reward ?? 0,
-      verdict, details, calls: records.length, durationMs: Date.now() - started, records,
+      verdict, details, calls: records.length, durationMs: Date.now() - started, records, exit, phases,
       ...(infraClass ? { infraClass } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);

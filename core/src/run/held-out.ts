@@ -28,7 +28,11 @@ export async function heldOutEval(s: RunServices, o: { name: string; runDir: str
   refuseAllInfraEval(`the held-out evaluation at step ${o.step}`, report.reports);
   const values: Record<string, number> = {};
   for (const r of report.rows) values[`pass1/${r.harness}/${r.category}`] = r.pass1;
-  values.pass1 = mean(report.rows.filter((r) => r.category === 'all').map((r) => r.pass1));
+  const all = report.rows.filter((r) => r.category === 'all');
+  values.pass1 = mean(all.map((r) => r.pass1));
+  // The binomial standard error over the scored samples: how far apart two evaluations must be to differ.
+  values['pass1/n'] = all.reduce((n, r) => n + r.samples, 0);
+  values['pass1/se'] = values['pass1/n'] ? Math.sqrt(values.pass1 * (1 - values.pass1) / values['pass1/n']) : 0;
   o.progress.pass1 = values.pass1;
   return {
     event: { kind: 'eval', step: o.step, time: Date.now(), values },

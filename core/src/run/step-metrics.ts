@@ -1,6 +1,7 @@
 import type { HarnessSlot } from '../rollout/tokens';
 import { isTrainable } from '../tree/trainable';
 import type { StepOutcome } from './step';
+import { rolloutEntryOf, type RolloutEntry } from '../report/rollout-log';
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
@@ -24,7 +25,7 @@ export function stepMetrics(o: StepOutcome, harnesses: readonly HarnessSlot[], t
     'trainer/idle': o.rolloutSeconds / Math.max(1e-6, timing.seconds),
     'rollouts/per_min': (o.async?.values['async/rollouts_finished'] ?? reports.length) / Math.max(1e-6, timing.seconds / 60),
     'tokens/generated': timing.tokens, ...filters,
-    ...Object.fromEntries(Object.entries(o.advantage ?? {}).map(([k, v]) => [`adv/${k}`, v])),
+    ...Object.fromEntries(Object.entries(o.advantages?.metrics ?? {}).map(([k, v]) => [`adv/${k}`, v])),
     ...Object.fromEntries(Object.entries(o.train ?? {}).map(([k, v]) => [`train/${k}`, v])),
   };
   // The fault accounting: infrastructure failures by class (`infra/harness-start`, `infra/engine`, …).
@@ -46,4 +47,10 @@ export function stepLine(step: number, steps: number, values: Record<string, num
     ? `loss ${o.train.loss.toFixed(4)}, |Δlogp| ${o.train.mismatchAbsLogp.toFixed(5)}`
     : 'no trainable rollout: trainer step skipped';
   return `step ${step}/${steps}: reward ${values.reward!.toFixed(3)}, pass ${(100 * values.pass!).toFixed(1)}%, ${o.reports.length} rollouts (${values.infra} infra), ${train}, ${values.seconds!.toFixed(1)} s`;
+}
+
+/** The step's rollouts as the report's rollout log has them: each with its tree and advantages. */
+export function stepRollouts(step: number, o: StepOutcome, trainedAt: number): RolloutEntry[] {
+  const trees = new Map(o.trees.map((t) => [t.rolloutId, t]));
+  return o.reports.map((r) => rolloutEntryOf(step, r, trees.get(r.sessionId), o.advantages, trainedAt));
 }

@@ -2,7 +2,7 @@ import type { Engine } from '../contracts/engine';
 import type { PolicyLoss } from '../contracts/policy-loss';
 import type { Task } from '../contracts/task';
 import type { Trainer, TrainMetrics } from '../contracts/trainer';
-import type { RolloutTree } from '../contracts/tree';
+import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
 import type { HarnessSlot } from '../rollout/tokens';
 import type { RolloutJob, RolloutReport, RolloutRunner } from '../rollout/runner';
@@ -27,8 +27,8 @@ export interface StepOutcome {
   trees: RolloutTree[];
   /** Undefined when no rollout was trainable: the trainer was not asked to step. */
   train?: TrainMetrics;
-  /** The advantage step's metrics (the algorithm's, reshaped by `computeAdvantage` taps); none when nothing was trainable. */
-  advantage?: Record<string, number>;
+  /** The advantages the trainer was given (undefined with `train`). */
+  advantages?: AdvantageResult;
   /** Seconds the trainer waited for rollouts (the whole rollout phase in the synchronous loop). */
   rolloutSeconds: number;
   /** Asynchronous mode: the step's own metrics (staleness, drops, throughput) and the units it consumed. */
@@ -73,7 +73,7 @@ export async function runStep(s: StepServices, step: number, attempt: number, si
  * `onTreeBuilt`), advantages, one trainer step, and the engine's new weights. The synchronous
  * loop gives it the step's own rollouts; the asynchronous one the freshest finished groups.
  */
-export async function trainOn(s: StepServices, reports: RolloutReport[]): Promise<{ trees: RolloutTree[]; train?: TrainMetrics; advantage?: Record<string, number> }> {
+export async function trainOn(s: StepServices, reports: RolloutReport[]): Promise<{ trees: RolloutTree[]; train?: TrainMetrics; advantages?: AdvantageResult }> {
   const trees = await buildStepTrees(s.kernel, reports.map((r) => ({
     records: r.records,
     info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
@@ -85,5 +85,5 @@ export async function trainOn(s: StepServices, reports: RolloutReport[]): Promis
   // the trainer's weights in process, has nothing to do).
   const published = await s.trainer.publishWeights?.();
   await s.engine.syncWeights?.(published);
-  return { trees, train, advantage: advantages.metrics };
+  return { trees, train, advantages };
 }

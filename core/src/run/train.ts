@@ -6,6 +6,7 @@ import { provider } from '../kernel/create';
 import type { Logger } from '../kernel/plugin';
 import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
+import { appendRollouts } from '../report/rollout-log';
 import { checkpointStep, saveCheckpoint } from '../train/checkpoint';
 import { composeRun } from './compose';
 import { heldOutEval } from './held-out';
@@ -15,7 +16,7 @@ import { HookStage } from '../kernel/hooks';
 import { RunStateFile } from './state';
 import { runStep, type StepServices } from './step';
 import { AsyncLoop } from './async/async-loop';
-import { stepLine, stepMetrics } from './step-metrics';
+import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
@@ -120,6 +121,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       await kernel.hooks.stepStart.promise({ runId: name, step });
       const tokensBefore = progress.generated;
       progress.phase('rollouts', step, config.run.tasksPerStep * config.run.groupSize * s.harnesses.length);
+      const version = trainer.policyVersion();
       const outcome = asyncLoop ? await asyncLoop.step() : await runStep(services, step, attempt, o.signal);
       if (!outcome) { status = 'cancelled'; break; }
       const tokens = progress.generated - tokensBefore;
@@ -127,6 +129,9 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       // The checkpoint, then the state: a kill in between redoes nothing twice.
       if (outcome.async) await state.stageUnits(step, outcome.async.units);
       await saveCheckpoint(trainer, checkpoint, step);
+      // After the checkpoint (a kill before it redoes the step: its rollouts are logged once, by
+      // the attempt that trained) and before the state (a resume after it does not redo it).
+      await appendRollouts(runDir, stepRollouts(step, outcome, version));
       await state.finishStep(step);
       const seconds = (Date.now() - started) / 1000;
       progress.stepDone(seconds, step);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ModelCallRecord } from '../../contracts/records';
 import { ClawGymError, ErrorCodes } from '../../errors';
@@ -7,9 +7,7 @@ import { formatTable } from './plugins';
 import { buildTree } from '../../tree/builder';
 import { applyFilters } from '../../tree/filters';
 import { drawTree } from '../../tree/draw';
-import { byteChatMl } from '../../engine/byte-chatml';
-import type { ChatTemplate, Tokenizer } from '../../contracts/engine';
-import { loadChatModel } from '../../model/load';
+import { runTokenizer } from '../../report/run-tokenizer';
 import { resolveConfig } from '../../config/load';
 import { titoStats, titoSummary } from '../../rollout/tito-stats';
 import { driftStats, driftSummary } from '../../rollout/drift-stats';
@@ -19,29 +17,6 @@ const describeOrigin = (r: ModelCallRecord) =>
     : r.origin.kind === 'retry' ? `retry of call ${r.origin.of}` : `fork: ${r.origin.reason}`;
 
 /**
- * The tokenizer a run's ids are read with: `--tokenizer`, else the model folder its frozen
- * config (`<run>/config.json`) names in `engine.options.tokenizer`, else the byte-level pair
- * of the built-in engines.
- */
-function runTokenizer(runDir: string, flag: string | undefined, cwd: string): { tokenizer: Tokenizer; chatTemplate: ChatTemplate; from: string } {
-  if (flag) return { ...loadChatModel(resolve(cwd, flag)), from: resolve(cwd, flag) };
-  const file = join(runDir, 'config.json');
-  if (existsSync(file)) {
-    let config: { rootDir?: unknown; engine?: { options?: { tokenizer?: unknown } } };
-    try {
-      config = JSON.parse(readFileSync(file, 'utf8')) as typeof config;
-    } catch (err) {
-      throw new ClawGymError(ErrorCodes.USAGE, `${file} is not JSON: ${(err as Error).message}`, { hint: 'Pass --tokenizer <model folder> to read the ids with it.', cause: err });
-    }
-    const folder = config.engine?.options?.tokenizer;
-    if (typeof folder === 'string' && folder) {
-      const dir = resolve(typeof config.rootDir === 'string' ? config.rootDir : runDir, folder);
-      return { ...loadChatModel(dir), from: dir };
-    }
-  }
-  return { ...byteChatMl(), from: 'byte-level ChatML' };
-}
-
 /** Every rollout's records without prompt ids (heads: stripped of their log-probabilities too), one file after another. */
 async function headsOf(store: CallStore, ids: readonly string[]): Promise<{ id: string; records: Omit<ModelCallRecord, 'promptIds'>[] }[]> {
   const out: { id: string; records: Omit<ModelCallRecord, 'promptIds'>[] }[] = [];
