@@ -89,8 +89,8 @@ async function loopByKind(calls, rate, seconds) {
  * calls each of `endpoints` ({ kind, id, baseUrl, apiKey }) as a growing `conversation`, grown
  * `turns` calls deep first, then in open loops at `rate` calls/s: one loop over every endpoint
  * for `seconds`, or one per phase ({ kinds, seconds }: the endpoints of those kinds). Resolves to
- * the measured latencies by kind. `beforeLoop` runs once the conversations are grown (profile.js
- * starts its profiler there); `onPhase(i, latencies)` is told, as each phase ends, the latencies by
+ * the measured latencies by kind. `beforeLoop` runs once the conversations are grown (a profiler
+ * would start there); `onPhase(i, latencies)` is told, as each phase ends, the latencies by
  * kind of every phase so far.
  * In the servers' own process a client shares their one thread: whatever a server does after
  * `res.end()` then delays the client's reading of the answer, which no harness (a process of its
