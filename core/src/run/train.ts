@@ -13,6 +13,7 @@ import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
 import { Reporting } from './reporting';
 import { HookStage } from '../kernel/hooks';
+import type { Kernel } from '../kernel/kernel';
 import { RunStateFile } from './state';
 import { runStep, type StepServices } from './step';
 import { AsyncLoop } from './async/async-loop';
@@ -22,6 +23,31 @@ import { InfraGuard } from './infra-guard';
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
 function frozenConfig(config: ResolvedConfig) {
   return JSON.parse(JSON.stringify(config, (k, v) => (v && typeof v === 'object' && typeof v.apply === 'function' ? `[plugin ${v.name}]` : v)));
+}
+
+/** The run's folder and state: resumed where it stopped, with the steps already evaluated; the frozen config written. */
+async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean): Promise<{ state: RunStateFile; evaluated: Set<number> }> {
+  const state = await RunStateFile.open(runDir, { resume, steps: config.run.steps });
+  // A kill between a step's checkpoint and its state: the checkpoint has the step; do not train it twice.
+  const saved = resume ? await checkpointStep(join(runDir, 'checkpoint')) : undefined;
+  if (saved !== undefined && saved > state.state.step) await state.finishStep(saved);
+  // The steps already evaluated are the eval events in the metrics (one is appended as each
+  // evaluation ends): a resumed run evaluates each step once.
+  const evaluated = new Set(resume ? (await readMetrics(runDir)).filter((e) => e.kind === 'eval').map((e) => e.step) : []);
+  await mkdir(runDir, { recursive: true });
+  await writeFile(join(runDir, 'config.json'), `${JSON.stringify(frozenConfig(config), null, 2)}\n`);
+  return { state, evaluated };
+}
+
+/**
+ * The run's own parts are taps like any plugin's: the live display counts generated tokens on
+ * `onModelCall`; the reporters get each step's metrics on `stepEnd` (before plugins' taps) and
+ * render on `runEnd` (first, so a failing plugin tap cannot keep the report from being written).
+ */
+function tapRunParts(kernel: Kernel, reporting: Reporting, progress: ProgressTracker): void {
+  kernel.hooks.onModelCall.tapPromise({ name: 'clawgym:progress', stage: HookStage.LATE }, async (r) => { progress.generated += r.outputIds.length; });
+  kernel.hooks.stepEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, (r) => reporting.emit({ kind: 'step', step: r.step, time: Date.now(), values: r.metrics }));
+  kernel.hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
 }
 
 export interface TrainOptions {
@@ -51,15 +77,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const { config } = o;
   const name = o.name ?? config.name;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
-  const state = await RunStateFile.open(runDir, { resume: o.resume, steps: config.run.steps });
-  // A kill between a step's checkpoint and its state: the checkpoint has the step; do not train it twice.
-  const saved = o.resume ? await checkpointStep(join(runDir, 'checkpoint')) : undefined;
-  if (saved !== undefined && saved > state.state.step) await state.finishStep(saved);
-  // The steps already evaluated are the eval events in the metrics (one is appended as each
-  // evaluation ends): a resumed run evaluates each step once.
-  const evaluated = new Set(o.resume ? (await readMetrics(runDir)).filter((e) => e.kind === 'eval').map((e) => e.step) : []);
-  await mkdir(runDir, { recursive: true });
-  await writeFile(join(runDir, 'config.json'), `${JSON.stringify(frozenConfig(config), null, 2)}\n`);
+  const { state, evaluated } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({
     config, purpose: 'run', name, runDir, logger: o.logger,
@@ -70,12 +88,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const trainer = s.trainer!;
   // eslint-disable-next-line no-console
   const reporting = new Reporting(s.reporters, { runId: name, runDir }, o.logger ?? { info: (m) => console.log(m), warn: (m) => console.warn(`warning: ${m}`) });
-  // The run's own parts are taps like any plugin's: the live display counts generated tokens
-  // on `onModelCall`; the reporters get each step's metrics on `stepEnd` (before plugins' taps)
-  // and render on `runEnd` (first, so a failing plugin tap cannot keep the report from being written).
-  kernel.hooks.onModelCall.tapPromise({ name: 'clawgym:progress', stage: HookStage.LATE }, async (r) => { progress.generated += r.outputIds.length; });
-  kernel.hooks.stepEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, (r) => reporting.emit({ kind: 'step', step: r.step, time: Date.now(), values: r.metrics }));
-  kernel.hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
+  tapRunParts(kernel, reporting, progress);
   const emit = async (event: MetricsEvent, text: string) => {
     await reporting.emit(event);
     o.onEvent?.(event, text);
