@@ -54,6 +54,19 @@ Examples:
 Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack traces.`);
 
 
+  trainingCommands(command, io);
+  servingCommands(program, command, io);
+  trainerCommands(program, io, configOption);
+  runFolderCommands(command, io);
+  machineCommands(command, io);
+  return program;
+}
+
+/** A subcommand with --config, exit codes instead of process.exit, and output through io. */
+type CommandMaker = (name: string, description: string) => Command;
+
+/** `run`, `eval` and `sft`: training and evaluation as the config says. */
+function trainingCommands(command: CommandMaker, io: CliIo): void {
   command('run', 'run RL training as the config says (rollouts through harnesses, trees, advantages, updates)')
     .option('--resume', 'continue the run from its last finished step')
     .option('-n, --name <name>', 'run name (default: the config\'s name)')
@@ -70,6 +83,22 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('-n, --name <name>', 'run name for the results (default: eval-<engine>-<time>)')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: EvalCliOptions) => evalCommand(opts, io));
+  command('sft', 'supervised cold start: the oracle plays train tasks through the harnesses; train on the passing rollouts; save a checkpoint')
+    .option('--demos <n>', 'train tasks to play per suite', '64')
+    .option('--steps <n>', 'supervised steps', '200')
+    .option('--batch <n>', 'trees per step', '8')
+    .option('-o, --out <dir>', 'checkpoint folder (default: runs/<name>/checkpoint)')
+    .option('-n, --name <name>', 'run name', 'sft')
+    .option('--lr <lr>', 'peak learning rate, decayed along a cosine to a tenth (the config\'s optimiser lr is for RL)', '1e-3')
+    .option('--stop-after <n>', 'stop after step n of the --steps schedule (calibrating a cold start); default: --steps')
+    .option('--save-every <n>', 'save the checkpoint every n steps as well as at the end (0: only at the end)', '100')
+    .option('--fresh', 'start from random weights even if the config names a checkpoint (to remake it)')
+    .option('--reuse-demos', 'train on the demonstrations the last sft of this name played (runs/<name>/demos) instead of playing them again')
+    .action(async (opts: SftOptions) => sft(opts, io));
+}
+
+/** `serve` and `engine serve`: the proxy, and the engine as a server of its own. */
+function servingCommands(program: Command, command: CommandMaker, io: CliIo): void {
   command('serve', 'start the serving proxy with the configured engine and print per-session URLs and keys')
     .option('-e, --engine <name>', 'engine provider to use instead of the config\'s (e.g. scripted)')
     .option('--host <host>', 'address to listen on (default: proxy.host, 127.0.0.1)')
@@ -88,7 +117,10 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('--vllm-disk-transfer', 'serve vLLM\'s weight-transfer routes with the disk backend (only in the unreleased PR #52152)')
     .option('--no-vllm-weight-info', 'answer 404 at /weight_info, as vLLM before PR #49040')
     .action(async (opts: EngineServeOptions) => engineServe(opts, io));
+}
 
+/** `inspect`, `template` and `report`: reading what a run recorded. */
+function runFolderCommands(command: CommandMaker, io: CliIo): void {
   command('inspect', 'show the model calls of a run\'s rollouts: TITO reuse, forks and their causes, token counts')
     .argument('<run>', 'run directory (e.g. runs/default)')
     .option('-r, --rollout <id>', 'one rollout, call by call')
@@ -110,22 +142,10 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
     .option('--inline', 'one self-contained file whatever the run\'s size')
     .option('--paged', 'a data folder beside the page whatever the run\'s size')
     .action(async (runs: string[], opts: ReportCliOptions) => reportCommand(runs, opts, io));
+}
 
-  command('sft', 'supervised cold start: the oracle plays train tasks through the harnesses; train on the passing rollouts; save a checkpoint')
-    .option('--demos <n>', 'train tasks to play per suite', '64')
-    .option('--steps <n>', 'supervised steps', '200')
-    .option('--batch <n>', 'trees per step', '8')
-    .option('-o, --out <dir>', 'checkpoint folder (default: runs/<name>/checkpoint)')
-    .option('-n, --name <name>', 'run name', 'sft')
-    .option('--lr <lr>', 'peak learning rate, decayed along a cosine to a tenth (the config\'s optimiser lr is for RL)', '1e-3')
-    .option('--stop-after <n>', 'stop after step n of the --steps schedule (calibrating a cold start); default: --steps')
-    .option('--save-every <n>', 'save the checkpoint every n steps as well as at the end (0: only at the end)', '100')
-    .option('--fresh', 'start from random weights even if the config names a checkpoint (to remake it)')
-    .option('--reuse-demos', 'train on the demonstrations the last sft of this name played (runs/<name>/demos) instead of playing them again')
-    .action(async (opts: SftOptions) => sft(opts, io));
-
-  trainerCommands(program, io, configOption);
-
+/** `gc`, `doctor` and `plugins`: this machine and what is installed on it. */
+function machineCommands(command: CommandMaker, io: CliIo): void {
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')
     .action(async (opts: { config?: string; run?: string }) => gc(opts, io));
@@ -150,7 +170,6 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
       io.out(`${formatTable(['KIND', 'NAME', 'VERSION', 'PACKAGE'], rows.map((r) => [r.kind, r.name, r.version, r.packageName]))}\n`);
       for (const r of rows.filter((x) => x.error)) io.err(`warning: ${r.packageName}: ${r.error}\n`);
     });
-  return program;
 }
 
 /** Run the CLI; resolves to the exit code. */
