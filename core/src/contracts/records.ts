@@ -1,7 +1,7 @@
 import type { Drift, FinishReason, TokenIds } from './engine';
 
 /** The wire formats the serving proxy speaks. */
-export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses';
+export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses' | 'gemini-generate-content';
 
 /**
  * What a record's logprobs are: `processed` — of the distribution the engine sampled from (after
