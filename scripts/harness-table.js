@@ -39,7 +39,7 @@ function main([inspectFile, jestFile, linesFile]) {
       `${sum((r) => r.drift.clean)}/${sum((r) => r.drift.realigned)}/${sum((r) => r.drift.fork)}`,
     ];
   });
-  const head = ['harness', 'version', 'wire format', 'e2e passed', 'rollouts', 'calls', 'main reuse', 'side calls', 'drift clean/realigned/fork'];
+  const head = ['harness', 'version', 'wire format', 'e2e passed', 'rollouts', 'calls', 'main reuse', 'side calls', 'drift, all calls: clean/realigned/fork'];
   const widths = head.map((t, i) => Math.max(t.length, ...rows.map((r) => r[i].length)));
   const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   console.log(line(head));

@@ -1,4 +1,8 @@
-import { GoogleGenAI, type Content, type GenerateContentResponse } from '@google/genai';
+import type { Content, GenerateContentResponse } from '@google/genai' with { 'resolution-mode': 'require' };
+
+// The package is an ES module with a CommonJS build: required, as jest runs this file as CommonJS.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { GoogleGenAI } = require('@google/genai') as typeof import('@google/genai', { with: { 'resolution-mode': 'require' } });
 import { startScriptedProxy } from '../testing';
 import type { ScriptedTurn } from '../engine/scripted';
 

@@ -2,7 +2,8 @@ import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
-import type { ModelCallRecord } from '../contracts/records';
+import { isSideCall, type ModelCallRecord } from '../contracts/records';
+import { fingerprintSource, type FingerprintSource } from '../fingerprint/fingerprint';
 import { messageOf } from '../errors';
 import { randomHex } from '../util/random-hex';
 import type { RecordStore } from '../contracts/records';
@@ -224,10 +225,10 @@ export class ServingProxy {
   }
 
   /** Close a session once its in-flight calls are recorded; returns its infra failure, if any. */
-  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string }> {
+  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string; firstMain?: FingerprintSource }> {
     const s = await this.sessions.close(rolloutId);
     await this.o.store.close(rolloutId);
-    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}) };
+    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}), ...(s?.firstMain ? { firstMain: s.firstMain } : {}) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -397,6 +398,7 @@ export class ServingProxy {
     const notes = [...(parsed.notes ?? [])];
     if (parsed.responseSchema && !failure && !clientGone) notes.push(checkSchema(reply, parsed.responseSchema));
     const role = classifyCall(session, parsed);
+    if (!session.firstMain && !isSideCall(role)) session.firstMain = fingerprintSource(parsed.conversation);
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
       promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,

@@ -1,4 +1,5 @@
 import { ClawGymError, ErrorCodes } from '../errors';
+import type { FingerprintSource } from '../fingerprint/fingerprint';
 import { randomBytes } from 'node:crypto';
 import type { ChatTemplate } from '../contracts/engine';
 import type { CallRequestInfo } from '../contracts/harness';
@@ -37,6 +38,8 @@ export interface SessionState {
   classify?: (conversation: CanonicalConversation, requestedModel: string, request: CallRequestInfo) => CallRole;
   /** Notes already logged for this session (each is logged once). */
   logged: Set<string>;
+  /** The system prompt and tools of the session's first main call: what the harness fingerprint is taken from. */
+  firstMain?: FingerprintSource;
 }
 
 /** What a caller gets back when opening a session. */

@@ -10,6 +10,7 @@ import type { RolloutRequest, RolloutResult } from '../kernel/hooks';
 import type { Kernel } from '../kernel/kernel';
 import type { ServingProxy } from '../proxy/server';
 import { fsWorkspace } from '../tasks/workspace';
+import { fingerprintOf, type HarnessFingerprint } from '../fingerprint/fingerprint';
 
 /** One rollout to run: a task through a harness. */
 export interface RolloutJob {
@@ -29,6 +30,8 @@ export interface RolloutReport extends RolloutResult {
   /** Verifier verdict, for ok / harness-error / timeout outcomes. */
   verdict?: Verdict;
   records: ModelCallRecord[];
+  /** What the harness sent the model besides the task (its first main call), when it made one. */
+  fingerprint?: HarnessFingerprint;
 }
 
 export interface RunnerOptions {
@@ -114,6 +117,17 @@ export class RolloutRunner {
       { hint: "use the Docker sandbox (sandbox: 'docker', @clawgym/sandbox-docker), or load Harbor tasks with environment: 'copy' to run them without their image (their Dockerfile's setup then never happens)" });
   }
 
+  /** Each harness's CLI version, asked once per harness and options. */
+  private readonly versions = new Map<string, Promise<string | undefined>>();
+
+  private cliVersion(harness: Harness, options: Record<string, unknown>): Promise<string | undefined> {
+    if (!harness.version) return Promise.resolve(undefined);
+    const key = `${harness.name}\0${JSON.stringify(options)}`;
+    let v = this.versions.get(key);
+    if (!v) this.versions.set(key, v = harness.version(options).catch(() => undefined));
+    return v;
+  }
+
   private async runWithRetries(job: RolloutJob, signal?: AbortSignal): Promise<RolloutReport> {
     let report: RolloutReport | undefined;
     for (let attempt = 1; attempt <= 1 + this.o.infraRetries; attempt++) {
@@ -136,6 +150,7 @@ export class RolloutRunner {
     let verdict: Verdict | undefined;
     let details = '';
     let records: ModelCallRecord[] = [];
+    let fingerprint: HarnessFingerprint | undefined;
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
     const onAbort = () => abort.abort();
@@ -159,6 +174,12 @@ export class RolloutRunner {
       }).catch((err: unknown) => { throw new InfraError(`harness could not be started: ${messageOf(err)}`); });
       const closed = await this.o.proxy.closeSession(sessionId);
       records = await this.o.proxy.records(sessionId);
+      if (closed.firstMain) {
+        const box = sandbox;
+        fingerprint = fingerprintOf(closed.firstMain, job.harness.name, {
+          cliVersion: await this.cliVersion(job.harness, request.harnessOptions), paths: [box.workspacePath, box.homePath, box.workspaceHostPath],
+        });
+      }
       if (signal?.aborted) throw new InfraError('cancelled');
       if (closed.infraFailure) throw new InfraError(`engine or proxy failed: ${closed.infraFailure}`);
       // A harness that fails after the proxy refused one of its requests failed because of us.
@@ -184,6 +205,7 @@ export class RolloutRunner {
       // An infrastructure failure has no reward: it is never scored as 0.
       reward: outcome === 'infra-error' ? Number.NaN : verdict?.reward ?? 0,
       verdict, details, calls: records.length, durationMs: Date.now() - started, records,
+      ...(fingerprint ? { fingerprint } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;

@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyGeminiCliCall } from './classify';
 
 /** Per-rollout options of the Gemini CLI harness. */
@@ -57,6 +57,10 @@ export const geminiCliHarness: Harness = {
   hostPaths(options) {
     const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');
     return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
+  },
+  version(options) {
+    const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');
+    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version']);
   },
   async run(ctx) {
     const inv = geminiInvocation(ctx, parseWithSchema(GeminiCliOptions, ctx.options, 'options of harness "gemini-cli"'));

@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyOpenCodeCall } from './classify';
 
 /** Per-rollout options of the OpenCode harness. */
@@ -75,6 +75,9 @@ export const openCodeHarness: Harness = {
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(OpenCodeOptions, options, 'options of harness').bin);
+  },
+  version(options) {
+    return cliVersion([parseWithSchema(OpenCodeOptions, options, 'options of harness').bin, '--version']);
   },
   async run(ctx) {
     const inv = openCodeInvocation(ctx, parseWithSchema(OpenCodeOptions, ctx.options, 'options of harness "opencode"'));

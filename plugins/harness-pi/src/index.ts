@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyPiCall } from './classify';
 
 /** Per-rollout options of the Pi harness. */
@@ -74,6 +74,10 @@ export const piHarness: Harness = {
   hostPaths(options) {
     const o = parseWithSchema(PiOptions, options, 'options of harness');
     return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
+  },
+  version(options) {
+    const o = parseWithSchema(PiOptions, options, 'options of harness');
+    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version']);
   },
   async run(ctx) {
     const inv = piInvocation(ctx, parseWithSchema(PiOptions, ctx.options, 'options of harness "pi"'));
