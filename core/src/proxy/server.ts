@@ -225,10 +225,15 @@ export class ServingProxy {
   }
 
   /** Close a session once its in-flight calls are recorded; returns its infra failure, if any. */
-  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string; firstMain?: FingerprintSource }> {
+  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string }> {
     const s = await this.sessions.close(rolloutId);
     await this.o.store.close(rolloutId);
-    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}), ...(s?.firstMain ? { firstMain: s.firstMain } : {}) };
+    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}) };
+  }
+
+  /** The system prompt and tools of a session's first main call (what a harness fingerprint is taken from), once it made one. */
+  firstMainCall(rolloutId: string): FingerprintSource | undefined {
+    return this.sessions.get(rolloutId)?.firstMain;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

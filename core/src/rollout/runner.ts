@@ -174,9 +174,10 @@ export class RolloutRunner {
       }).catch((err: unknown) => { throw new InfraError(`harness could not be started: ${messageOf(err)}`); });
       const closed = await this.o.proxy.closeSession(sessionId);
       records = await this.o.proxy.records(sessionId);
-      if (closed.firstMain) {
+      const firstMain = this.o.proxy.firstMainCall(sessionId);
+      if (firstMain) {
         const box = sandbox;
-        fingerprint = fingerprintOf(closed.firstMain, job.harness.name, {
+        fingerprint = fingerprintOf(firstMain, job.harness.name, {
           cliVersion: await this.cliVersion(job.harness, request.harnessOptions), paths: [box.workspacePath, box.homePath, box.workspaceHostPath],
         });
       }
