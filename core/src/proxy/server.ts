@@ -410,6 +410,7 @@ export class ServingProxy {
       sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
       policyVersion: engine.policyVersion(session.rolloutId), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(role ? { role } : {}),
+      lineage: session.lineages.assign(callIndex, prepared.origin, role),
       ...(notes.length ? { notes } : {}),
     };
     for (const n of notes) {

@@ -71,6 +71,8 @@ describeIf(missing, 'a Claude Code subagent through the proxy (e2e)', () => {
       const roles = run.records.map((r) => r.role);
       expect(roles.filter((r) => r === 'subagent').length).toBeGreaterThanOrEqual(1);
       expect(roles.every((r) => r === 'main' || r === 'subagent')).toBe(true);
+      // One line for the agent (root), one for the subagent, whatever the number of its calls.
+      expect(new Set(run.records.map((r) => `${r.lineage!.id} ${r.lineage!.cause}`))).toEqual(new Set(['0 root', '1 subagent']));
       // Unclassified, the subagent's first call would count as a main fork ("message 0 differs").
       await expectHarnessRollout(run, { wireFormat: 'anthropic-messages', files: {}, mainCalls: { min: 2 }, sideRoles: { subagent: roles.filter((r) => r === 'subagent').length } });
     } finally {

@@ -36,6 +36,8 @@ describeIf(missing, 'a Codex compaction through the proxy (e2e)', () => {
     try {
       const tito = await expectHarnessRollout(run, { wireFormat: 'openai-responses', sideRoles: { compaction: 1 }, wholeReuse: false });
       expect(run.records.map((r) => r.role)).toEqual(['main', 'compaction', 'main']);
+      // The agent after the summary is a new line, started by the compaction call (0% reuse is that line's start, not a loss).
+      expect(run.records.map((r) => r.lineage)).toEqual([{ id: 0, cause: 'root' }, { id: 1, cause: 'compaction' }, { id: 2, cause: 'compaction', startedBy: 1 }]);
       // Codex replaces the history after the task with the summary: the main agent's next call is a
       // fork from call 0 (our reply is not in it), and says so; not a "tool list" difference with the compaction.
       expect(tito.forkReasons.map((f) => f.reason)).toEqual(["call 0's reply was not echoed as we returned it (message 4 differs)"]);

@@ -40,6 +40,7 @@ describeIf(missing, 'a Gemini CLI subagent through the proxy (e2e)', () => {
       // Unclassified, the subagent's first call would count as a main fork (another system prompt).
       await expectHarnessRollout(run, { wireFormat: 'gemini-generate-content', files: {}, mainCalls: 2, sideRoles: { subagent: 1 } });
       expect(run.records.map((r) => r.role)).toEqual(['main', 'subagent', 'main']);
+      expect(run.records.map((r) => r.lineage)).toEqual([{ id: 0, cause: 'root' }, { id: 1, cause: 'subagent' }, { id: 0, cause: 'root' }]);
     } finally {
       await run.close();
     }

@@ -43,6 +43,8 @@ describeIf(missing, 'an OpenCode subagent through the proxy (e2e)', () => {
       // Unclassified, the subagent's call would count as a main fork ("message 1 differs").
       await expectHarnessRollout(run, { wireFormat: 'openai-chat', files: {}, mainCalls: 2, sideRoles: { title: 1, subagent: 1 } });
       expect(run.records.map((r) => r.role)).toEqual(['title', 'main', 'subagent', 'main']);
+      // Lineages: the title's, the agent's (root), the subagent's; the agent's last call is back on its own line.
+      expect(run.records.map((r) => r.lineage)).toEqual([{ id: 0, cause: 'title' }, { id: 1, cause: 'root' }, { id: 2, cause: 'subagent' }, { id: 1, cause: 'root' }]);
     } finally {
       await run.close();
     }
@@ -67,6 +69,10 @@ describeIf(missing, 'an OpenCode compaction through the proxy (e2e)', () => {
     try {
       const tito = await expectHarnessRollout(run, { wireFormat: 'openai-chat', sideRoles: { title: 1, compaction: 1 }, wholeReuse: false });
       expect(run.records.map((r) => r.role)).toEqual(['title', 'main', 'main', 'compaction', 'main']);
+      // The agent after the summary is a new line, started by the compaction call.
+      expect(run.records.map((r) => r.lineage)).toEqual([
+        { id: 0, cause: 'title' }, { id: 1, cause: 'root' }, { id: 1, cause: 'root' }, { id: 2, cause: 'compaction' }, { id: 3, cause: 'compaction', startedBy: 3 },
+      ]);
       // The calls before the compaction extend each other; the one after starts from the summary: one fork, saying where.
       expect(tito.reuse).toBe(1);
       expect(tito.forkReasons.map((f) => f.callIndex)).toEqual([4]);

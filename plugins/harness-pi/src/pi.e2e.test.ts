@@ -41,6 +41,7 @@ describeIf(missing, 'a Pi compaction through the proxy (e2e)', () => {
       // In print mode Pi compacts after the agent's last turn, once the context is past the threshold.
       await expectHarnessRollout(run, { wireFormat: 'openai-chat', mainCalls: 3, sideRoles: { compaction: 1 } });
       expect(run.records.map((r) => r.role)).toEqual(['main', 'main', 'main', 'compaction']);
+      expect(run.records.map((r) => r.lineage)).toEqual([{ id: 0, cause: 'root' }, { id: 0, cause: 'root' }, { id: 0, cause: 'root' }, { id: 1, cause: 'compaction' }]);
     } finally {
       await run.close();
     }

@@ -37,6 +37,7 @@ describeIf(missing, 'Qwen Code\'s managed memory extraction subagent through the
     try {
       await expectHarnessRollout(run, { wireFormat: 'openai-chat', files: {}, sideRoles: { memory: 1 } });
       expect(run.records.map((r) => r.role)).toEqual(['main', 'memory']);
+      expect(run.records.map((r) => r.lineage)).toEqual([{ id: 0, cause: 'root' }, { id: 1, cause: 'memory' }]);
     } finally {
       await run.close();
     }
