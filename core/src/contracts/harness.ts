@@ -52,6 +52,11 @@ export interface Harness {
    * installed outside /usr, a script of the plugin). Given the per-rollout options.
    */
   hostPaths?(options: Record<string, unknown>): string[];
+  /**
+   * The CLI's version with these options (its `--version`), recorded in the run's harness
+   * fingerprint so that an upgrade is named when what it sends changes. Default: unknown.
+   */
+  version?(options: Record<string, unknown>): Promise<string | undefined>;
   /** Run one rollout to completion inside `ctx.sandbox`. */
   run(ctx: HarnessRunContext): Promise<HarnessRunResult>;
   /**

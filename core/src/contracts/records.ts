@@ -1,7 +1,7 @@
 import type { Drift, FinishReason, TokenIds } from './engine';
 
 /** The wire formats the serving proxy speaks. */
-export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses';
+export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses' | 'gemini-generate-content';
 
 /**
  * What a record's logprobs are: `processed` — of the distribution the engine sampled from (after
@@ -36,6 +36,19 @@ export type PromptOrigin =
  */
 export type CallRole = 'main' | 'subagent' | 'compaction' | 'title' | 'memory' | 'side';
 
+/**
+ * A line of conversation within a rollout: the calls that extend (or re-send) one another. `id`
+ * numbers the rollout's lines from 0 in the order they start; `cause` says what started a line:
+ * the main agent's first call (`root`), a side call's own conversation (its role: `subagent`, `compaction`, `title`, `memory`,
+ * `side`), the main agent going on from a compaction's summary (`compaction`, with `startedBy`
+ * the compaction call), or a main history the harness rewrote (`fork`).
+ */
+export interface Lineage {
+  id: number;
+  cause: 'root' | 'fork' | Exclude<CallRole, 'main'>;
+  startedBy?: number;
+}
+
 /** Whether a recorded role is a side call (anything but the main agent). */
 export const isSideCall = (role: CallRole | undefined): boolean => role !== undefined && role !== 'main';
 
@@ -66,6 +79,8 @@ export interface ModelCallRecord {
   timings: { receivedAt: number; firstTokenAt?: number; finishedAt: number };
   /** What the harness made this call for (its classifier's answer; absent when it has none). */
   role?: CallRole;
+  /** The line of conversation this call continues, and what started that line (see {@link Lineage}). */
+  lineage?: Lineage;
   /**
    * Request features the proxy handled on purpose and how: deferred tools left out, tools it
    * cannot offer (refused, with the reason), a response schema and whether the reply met it.

@@ -6,6 +6,7 @@ const NAMES: Record<string, { maxTokens: string }> = {
   'anthropic-messages': { maxTokens: 'max_tokens' },
   'openai-chat': { maxTokens: 'max_tokens' },
   'openai-responses': { maxTokens: 'max_output_tokens' },
+  'gemini-generate-content': { maxTokens: 'generationConfig.maxOutputTokens' },
 };
 
 /**

@@ -2,7 +2,8 @@ import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
-import type { ModelCallRecord } from '../contracts/records';
+import { isSideCall, type ModelCallRecord } from '../contracts/records';
+import { fingerprintSource, type FingerprintSource } from '../fingerprint/fingerprint';
 import { messageOf } from '../errors';
 import { randomHex } from '../util/random-hex';
 import type { RecordStore } from '../contracts/records';
@@ -13,6 +14,7 @@ import { validateSampling } from './sampling';
 import { checkSchema, classifyCall, withSchemaInstruction } from './request-features';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
 import { anthropicMessages, parseCountTokens } from './wire/anthropic';
+import { geminiGenerateContent, geminiRoute } from './wire/gemini';
 import { openAiChat } from './wire/openai-chat';
 import { openAiResponses } from './wire/openai-responses';
 import { WireError, type ErrorKind, type ParsedRequest, type SseSink, type WireAdapter } from './wire/types';
@@ -54,6 +56,9 @@ const ROUTES: Record<string, WireAdapter> = {
   '/v1/responses': openAiResponses,
 };
 
+/** Response ids' prefixes, as each API's own ids read. */
+const ID_PREFIX: Record<WireAdapter['format'], string> = { 'anthropic-messages': 'msg', 'openai-chat': 'chatcmpl', 'openai-responses': 'resp', 'gemini-generate-content': 'gen' };
+
 const STATUS: Record<ErrorKind, number> = {
   invalid_request: 400, authentication: 401, not_found: 404, gone: 410, too_large: 413, engine: 500, overloaded: 529,
 };
@@ -62,12 +67,15 @@ const STATUS: Record<ErrorKind, number> = {
 function adapterFor(path: string, req: IncomingMessage): WireAdapter {
   if (path.includes('/messages') || req.headers['anthropic-version']) return anthropicMessages;
   if (path.includes('/responses')) return openAiResponses;
+  if (geminiRoute(path.replace(/^\/s\/[^/]+/, ''))) return geminiGenerateContent;
   return openAiChat;
 }
 
 function presentedKey(req: IncomingMessage): string | undefined {
-  const x = req.headers['x-api-key'];
+  const x = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
   if (typeof x === 'string' && x) return x;
+  // Gemini clients may pass the key in the query instead (`?key=`).
+  if (req.url?.includes('key=')) { const k = new URL(req.url, 'http://proxy').searchParams.get('key'); if (k) return k; }
   const auth = req.headers.authorization;
   return auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
 }
@@ -284,6 +292,11 @@ export class ServingProxy {
     return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}) };
   }
 
+  /** The system prompt and tools of a session's first main call (what a harness fingerprint is taken from), once it made one. */
+  firstMainCall(rolloutId: string): FingerprintSource | undefined {
+    return this.sessions.get(rolloutId)?.firstMain;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pathname = pathOf(req.url ?? '/');
     let adapter = adapterFor(pathname, req);
@@ -314,11 +327,18 @@ export class ServingProxy {
         this.sendJson(res, 200, { input_tokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
         return;
       }
-      const route = req.method === 'POST' ? ROUTES[rest] : undefined;
+      const gemini = req.method === 'POST' ? geminiRoute(rest) : undefined;
+      const route = req.method === 'POST' ? ROUTES[rest] ?? (gemini ? geminiGenerateContent : undefined) : undefined;
       if (!route) throw new WireError(404, 'not_found', `no route ${req.method} ${rest}`);
       session.firstCallAt ??= Date.now();
       adapter = route;
-      const parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
+      let parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
+      if (gemini?.method === 'countTokens') {
+        this.sendJson(res, 200, { totalTokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
+        return;
+      }
+      // Gemini names the model and whether to stream in the path, not the body.
+      if (gemini) parsed = { ...parsed, model: gemini.model, stream: gemini.method === 'streamGenerateContent' };
       checkArgumentsDepth(parsed.conversation, session.checked);
       session.checked = parsed.conversation.messages;
       validateSampling(parsed, adapter.format);
@@ -374,7 +394,7 @@ export class ServingProxy {
     const room = context === undefined ? Infinity : context - prepared.promptIds.length;
     const maxTokens = Math.min(parsed.maxTokens ?? this.o.maxTokens, this.o.maxTokens, room);
     const meta = {
-      id: `${adapter.format === 'anthropic-messages' ? 'msg' : adapter.format === 'openai-chat' ? 'chatcmpl' : 'resp'}_${randomHex(12)}`,
+      id: `${ID_PREFIX[adapter.format]}_${randomHex(12)}`,
       model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,
       ...(parsed.omitThinking ? { omitThinking: true } : {}),
     };
@@ -445,12 +465,14 @@ export class ServingProxy {
     const notes = [...(parsed.notes ?? [])];
     if (parsed.responseSchema && !failure && !clientGone) notes.push(checkSchema(reply, parsed.responseSchema));
     const role = classifyCall(session, parsed);
+    if (!session.firstMain && !isSideCall(role)) session.firstMain = fingerprintSource(parsed.conversation);
     const record: ModelCallRecord = {
       runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
       promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
       sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
       policyVersion: engine.policyVersion(session.rolloutId), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
       ...(role ? { role } : {}),
+      lineage: session.lineages.assign(callIndex, prepared.origin, role),
       ...(notes.length ? { notes } : {}),
     };
     for (const n of notes) {

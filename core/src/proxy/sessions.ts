@@ -1,4 +1,6 @@
 import { ClawGymError, ErrorCodes } from '../errors';
+import type { FingerprintSource } from '../fingerprint/fingerprint';
+import { LineageTracker } from './lineage';
 import { randomBytes } from 'node:crypto';
 import type { ChatTemplate } from '../contracts/engine';
 import type { CallRequestInfo } from '../contracts/harness';
@@ -42,6 +44,10 @@ export interface SessionState {
   classify?: (conversation: CanonicalConversation, requestedModel: string, request: CallRequestInfo) => CallRole;
   /** Notes already logged for this session (each is logged once). */
   logged: Set<string>;
+  /** Which line of conversation each call continues (recorded as `lineage`). */
+  lineages: LineageTracker;
+  /** The system prompt and tools of the session's first main call: what the harness fingerprint is taken from. */
+  firstMain?: FingerprintSource;
 }
 
 /** What a caller gets back when opening a session. */
@@ -65,7 +71,7 @@ export class Sessions {
     if (this.byId.has(rolloutId)) throw new ClawGymError(ErrorCodes.SESSION_EXISTS, `a session for rollout "${rolloutId}" already exists`, { hint: 'each rollout (and each retry of one) needs its own id' });
     const state: SessionState = {
       rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template), json: new RequestJson(this.shared), parsed: new ParseMemo(), checked: [],
-      nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(),
+      nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(), lineages: new LineageTracker(),
     };
     this.byId.set(rolloutId, state);
     return state;

@@ -9,6 +9,7 @@ import { netnsAvailable, netnsSandboxProvider } from '../sandbox/netns';
 import { describeIf, startScriptedProxy } from '../testing';
 import type { ScriptContext, ScriptedTurn } from '../engine/scripted';
 import { RolloutRunner, type RolloutJob } from './runner';
+import { fingerprintOf } from '../fingerprint/fingerprint';
 
 /** A harness that is a real process running `code` (Node) with the session's OpenAI endpoint. */
 const processHarness = (name: string, code: string): Harness => ({
@@ -116,6 +117,32 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     expect(Date.now() - started).toBeLessThan(20_000);
     // Every attempt's calls were recorded under its own session.
     expect((await p.proxy.records('ok-1'))).toHaveLength(1);
+  }, 60_000);
+
+  it('fingerprints what the harness sends: its first main call (not a side call before it), the sandbox paths masked, the CLI version asked once', async () => {
+    // A title-like side call (no tools) first, then the agent, whose system prompt names its workspace.
+    const code = `(async () => { const post = (body) => fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
+      headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      await post({ model: 'm', messages: [{ role: 'system', content: 'Name this session.' }, { role: 'user', content: 'go' }] });
+      const tools = [{ type: 'function', function: { name: 'write_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+      const r = await post({ model: 'm', messages: [{ role: 'system', content: 'You work in ' + process.cwd() + '.' }, { role: 'user', content: 'go' }], tools });
+      const msg = (await r.json()).choices[0].message;
+      for (const c of msg.tool_calls ?? []) { const a = JSON.parse(c.function.arguments); require('fs').writeFileSync(a.path, a.content); }
+      process.exit(0); })()`;
+    let asked = 0;
+    const titled: Harness = {
+      ...processHarness('titled', code),
+      classifyCall: (c) => (c.tools.length ? 'main' : 'title'),
+      version: async () => { asked++; return '9.9.9'; },
+    };
+    const reports = await runner().run([1, 2].map((i) => ({ rolloutId: `fp-${i}`, step: 1, task: writeTask(`f${i}`), harness: titled })));
+    expect(reports.map((r) => r.outcome)).toEqual(['ok', 'ok']);
+    const [a, b] = reports.map((r) => r.fingerprint!);
+    expect(a).toMatchObject({ harness: 'titled', cliVersion: '9.9.9', tools: { write_file: expect.stringMatching(/^[0-9a-f]{16}$/) } });
+    // Two rollouts, two workspaces, one fingerprint; and not the side call's prompt.
+    expect(b).toEqual(a);
+    expect(a!.system).toBe(fingerprintOf({ system: 'You work in <path>.', tools: [] }, 'titled').system);
+    expect(asked).toBe(1);
   }, 60_000);
 
   it('a harness that fails after the proxy refused or failed its request is an infra failure; one that recovers is scored', async () => {

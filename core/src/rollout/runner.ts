@@ -10,6 +10,7 @@ import type { RolloutRequest, RolloutResult } from '../kernel/hooks';
 import type { Kernel } from '../kernel/kernel';
 import type { ServingProxy } from '../proxy/server';
 import { fsWorkspace } from '../tasks/workspace';
+import { fingerprintOf, type HarnessFingerprint } from '../fingerprint/fingerprint';
 
 /** One rollout to run: a task through a harness. */
 export interface RolloutJob {
@@ -35,6 +36,8 @@ export interface RolloutReport extends RolloutResult {
   exit?: { code: number | null; timedOut: boolean };
   /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
   phases?: RolloutPhases;
+  /** What the harness sent the model besides the task (its first main call), when it made one. */
+  fingerprint?: HarnessFingerprint;
 }
 
 /** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
@@ -136,6 +139,17 @@ export class RolloutRunner {
       { hint: "use the Docker sandbox (sandbox: 'docker', @clawgym/sandbox-docker), or load Harbor tasks with environment: 'copy' to run them without their image (their Dockerfile's setup then never happens)" });
   }
 
+  /** Each harness's CLI version, asked once per harness and options. */
+  private readonly versions = new Map<string, Promise<string | undefined>>();
+
+  private cliVersion(harness: Harness, options: Record<string, unknown>): Promise<string | undefined> {
+    if (!harness.version) return Promise.resolve(undefined);
+    const key = `${harness.name}\0${JSON.stringify(options)}`;
+    let v = this.versions.get(key);
+    if (!v) this.versions.set(key, v = harness.version(options).catch(() => undefined));
+    return v;
+  }
+
   private async runWithRetries(job: RolloutJob, signal?: AbortSignal): Promise<RolloutReport> {
     let report: RolloutReport | undefined;
     for (let attempt = 1; attempt <= 1 + this.o.infraRetries; attempt++) {
@@ -164,6 +178,7 @@ export class RolloutRunner {
     const lap = () => { const now = Date.now(); const ms = now - mark; mark = now; return ms; };
     let startupExpired = false;
     let records: ModelCallRecord[] = [];
+    let fingerprint: HarnessFingerprint | undefined;
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
     const onAbort = () => abort.abort();
@@ -200,6 +215,13 @@ export class RolloutRunner {
       exit = { code: result.exitCode, timedOut: result.timedOut };
       const closed = await this.o.proxy.closeSession(sessionId);
       records = await this.o.proxy.records(sessionId);
+      const firstMain = this.o.proxy.firstMainCall(sessionId);
+      if (firstMain) {
+        const box = sandbox;
+        fingerprint = fingerprintOf(firstMain, job.harness.name, {
+          cliVersion: await this.cliVersion(job.harness, request.harnessOptions), paths: [box.workspacePath, box.homePath, box.workspaceHostPath],
+        });
+      }
       if (signal?.aborted) throw new InfraError('cancelled', 'cancelled');
       if (startupExpired || (result.timedOut && firstCallAt === undefined)) {
         throw new InfraError('harness-start', `the harness made no model call within ${startupExpired ? `the start-up limit of ${startupMs} ms` : `its time limit of ${timeoutMs} ms`}: stuck before its first call (raise run.startupTimeoutMs if it needs longer to start): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);
@@ -231,6 +253,7 @@ export class RolloutRunner {
       reward: outcome === 'infra-error' ? Number.NaN : verdict?.reward ?? 0,
       verdict, details, calls: records.length, durationMs: Date.now() - started, records, exit, phases,
       ...(infraClass ? { infraClass } : {}),
+      ...(fingerprint ? { fingerprint } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;

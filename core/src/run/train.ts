@@ -19,6 +19,7 @@ import { runStep, type StepServices } from './step';
 import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
+import { FingerprintWatch } from '../fingerprint/watch';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
 function frozenConfig(config: ResolvedConfig) {
@@ -116,6 +117,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses };
   let asyncLoop: AsyncLoop | undefined;
   const infra = new InfraGuard(config.run.maxInfraSteps);
+  // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it is told, naming what changed.
+  const fingerprints = new FingerprintWatch(runDir, (m) => (o.logger ?? { warn: (x: string) => console.warn(`warning: ${x}`) }).warn(m));
   try {
     // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
     await proxy.start();
@@ -152,6 +155,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
       o.onEvent?.({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       infra.step(step, outcome.reports);
+      await fingerprints.observe(outcome.reports.map((r) => r.fingerprint), `step ${step}`);
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
     await asyncLoop?.stop(); // rollouts beyond the last step are not trained: cancel them

@@ -18,6 +18,10 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
   codex: { bin: 'codex/node_modules/.bin/codex' },
   // Qwen Code >= 0.16 needs Node >= 22: its entry runs under the shared Node 24.
   'qwen-code': { bin: 'qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js', node: NODE24 },
+  // A native binary, linked over the package's bin by its postinstall.
+  opencode: { bin: 'opencode/node_modules/opencode-ai/bin/opencode.exe' },
+  'gemini-cli': { bin: 'gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js', node: NODE24 },
+  pi: { bin: 'pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js', node: NODE24 },
 };
 
 /**

@@ -15,6 +15,7 @@ export { recordingSandbox, type RecordingSandbox } from './recording-sandbox';
 export { startScriptedProxy } from './scripted-proxy';
 export { installedHarness, harnessE2ePrerequisites, bubblewrapMissing, describeIf, outcomeWhenMissing, HARNESS_DIR } from './harnesses';
 export { runHarnessOnce } from './harness-e2e';
+export { expectHarnessRollout, type E2eRun, type RolloutExpectation } from './harness-e2e-checks';
 export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type CapturedRequest } from './request-capture';
 export { simulateRollout, type HarnessOp } from './simulated-harness';
 export { describeKernelConformance } from './kernel-conformance';

@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyClaudeCodeCall } from './classify';
 import { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 
@@ -28,6 +28,9 @@ export const claudeCodeHarness: Harness = {
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin);
+  },
+  version(options) {
+    return cliVersion([parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin, '--version']);
   },
   /** Main agent, subagent, title, memory and other side calls: see {@link classifyClaudeCodeCall}. */
   classifyCall: classifyClaudeCodeCall,

@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
@@ -58,6 +58,9 @@ export const codexHarness: Harness = {
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(CodexOptions, options, 'options of harness').bin);
+  },
+  version(options) {
+    return cliVersion([parseWithSchema(CodexOptions, options, 'options of harness').bin, '--version']);
   },
   async run(ctx) {
     const inv = codexInvocation(ctx, parseWithSchema(CodexOptions, ctx.options, 'options of harness "codex"'));

@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyOpenClawCall } from './classify';
 import { OpenClawOptions, openClawInvocation } from './invocation';
 
@@ -23,6 +23,10 @@ export const openClawHarness: Harness = {
   hostPaths(options) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
     return [...installRootOf(o.entry), ...installRootOf(o.node)];
+  },
+  version(options) {
+    const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
+    return cliVersion([o.node, o.entry, '--version']);
   },
   async run(ctx) {
     const options = parseWithSchema(OpenClawOptions, ctx.options, 'options of harness "openclaw"');

@@ -1,4 +1,4 @@
-import { binCheck, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
@@ -45,6 +45,10 @@ export const qwenCodeHarness: Harness = {
   hostPaths(options) {
     const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
     return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
+  },
+  version(options) {
+    const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
+    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version']);
   },
   async run(ctx) {
     const inv = qwenInvocation(ctx, parseWithSchema(QwenCodeOptions, ctx.options, 'options of harness "qwen-code"'));

@@ -12,6 +12,10 @@ import { resolveConfig } from '../../config/load';
 import { titoStats, titoSummary } from '../../rollout/tito-stats';
 import { driftStats, driftSummary } from '../../rollout/drift-stats';
 
+/** The call's line of conversation: its number and what started it (records before lineages say `-`). */
+const lineageOf = (r: ModelCallRecord) =>
+  (r.lineage ? `${r.lineage.id} ${r.lineage.cause}${r.lineage.startedBy !== undefined ? ` (call ${r.lineage.startedBy})` : ''}` : '-');
+
 const describeOrigin = (r: ModelCallRecord) =>
   r.origin.kind === 'reuse' ? `reuse of call ${r.origin.parentCall} (${r.origin.reusedTokens} tokens)`
     : r.origin.kind === 'retry' ? `retry of call ${r.origin.of}` : `fork: ${r.origin.reason}`;
@@ -56,10 +60,10 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
     const records = byRollout[0]!.records as ModelCallRecord[];
     const rows = records.map((r) => {
       const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptIds.length : 0;
-      return [String(r.callIndex), r.role ?? '-', r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
+      return [String(r.callIndex), r.role ?? '-', lineageOf(r), r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
     });
     const drifted = byRollout[0]!.records.filter((r) => r.drift && r.drift.class !== 'clean').map((r) => `  call ${r.callIndex} ${r.drift!.class}: ${r.drift!.reason}\n`).join('');
-    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'ROLE', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN', 'DRIFT'], rows)}\n${titoSummary(byRollout[0]!.records)}\n${driftSummary(byRollout[0]!.records)}\n${drifted}`);
+    io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'ROLE', 'LINE', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN', 'DRIFT'], rows)}\n${titoSummary(byRollout[0]!.records)}\n${driftSummary(byRollout[0]!.records)}\n${drifted}`);
     // How request features were handled (tools left out or refused, schemas), once each.
     for (const n of new Set(byRollout[0]!.records.flatMap((r) => r.notes ?? []))) io.out(`  note: ${n}\n`);
     io.out('\n');

@@ -1,0 +1,62 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fingerprintChanges, type HarnessFingerprint } from './fingerprint';
+
+/** `<runDir>/fingerprints.json`: per harness, the fingerprint pinned when it was first seen, and the last one seen. */
+export interface FingerprintFile {
+  pinned: Record<string, HarnessFingerprint>;
+  last: Record<string, HarnessFingerprint>;
+}
+
+export const FINGERPRINTS_FILE = 'fingerprints.json';
+
+/** The run's fingerprint file, or an empty one. */
+export async function readFingerprints(runDir: string): Promise<FingerprintFile> {
+  try {
+    const f = JSON.parse(await readFile(join(runDir, FINGERPRINTS_FILE), 'utf8')) as Partial<FingerprintFile>;
+    return { pinned: f.pinned ?? {}, last: f.last ?? {} };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { pinned: {}, last: {} };
+    throw err;
+  }
+}
+
+/**
+ * Watches what each harness sends across a run, and across runs into the same folder (a resumed
+ * run, or the same config run again): the first fingerprint of a harness is pinned in
+ * `<runDir>/fingerprints.json`; every later one is compared with the pinned one and with the last
+ * one seen, and a difference is told to `warn` once, naming what changed. A harness release that
+ * changed its system prompt or tools would otherwise train the policy on another prompt unseen.
+ */
+export class FingerprintWatch {
+  private file?: FingerprintFile;
+  private readonly told = new Set<string>();
+
+  constructor(private readonly runDir: string, private readonly warn: (message: string) => void) {}
+
+  /** Note the fingerprints of a step's rollouts (those that have one; the first per harness counts). */
+  async observe(fingerprints: readonly (HarnessFingerprint | undefined)[], where: string): Promise<void> {
+    const file = this.file ??= await readFingerprints(this.runDir);
+    const seen = new Map<string, HarnessFingerprint>();
+    for (const f of fingerprints) if (f && !seen.has(f.harness)) seen.set(f.harness, f);
+    if (seen.size === 0) return;
+    for (const [harness, f] of seen) {
+      const pinned = file.pinned[harness];
+      const last = file.last[harness];
+      if (!pinned) file.pinned[harness] = f;
+      else this.tell(harness, `the run's pinned fingerprint`, fingerprintChanges(pinned, f), where);
+      if (last && pinned && fingerprintChanges(pinned, last).length > 0) this.tell(harness, 'the last one seen', fingerprintChanges(last, f), where);
+      file.last[harness] = f;
+    }
+    await writeFile(join(this.runDir, FINGERPRINTS_FILE), `${JSON.stringify(file, null, 2)}\n`);
+  }
+
+  private tell(harness: string, against: string, changes: string[], where: string): void {
+    if (changes.length === 0) return;
+    const message = `harness ${harness}: what it sends the model differs from ${against} (${where}): ${changes.join('; ')}. ` +
+      `The policy now trains on another prompt; if the CLI was upgraded on purpose, start a new run (or delete ${join(this.runDir, FINGERPRINTS_FILE)} to pin the new one)`;
+    if (this.told.has(message.replace(/\(step \d+\)/, ''))) return;
+    this.told.add(message.replace(/\(step \d+\)/, ''));
+    this.warn(message);
+  }
+}
