@@ -4,7 +4,8 @@
 // backend training the same shapes in the same run; and matmul GFLOP/s of each kernels plugin
 // against a plain i-k-j loop.
 const { performance } = require('node:perf_hooks');
-const { byteChatMl, cpuKernels } = require('../../core/dist/index.js');
+const { byteChatMl } = require('../../core/dist/index.js');
+const { cpuKernels } = require('../../plugins/kernels-cpu/dist/index.js');
 const { SharedPolicy, EmbeddedTrainer, EmbeddedEngine } = require('../../plugins/engine-embedded/dist/index.js');
 const { gpujsKernels } = require('../../plugins/kernels-gpujs/dist/index.js');
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 'use strict';
 // Matmul throughput of the embedded model's compute kernels: a plain i-k-j loop (the reference,
-// measured in the same run), core's `cpu` kernels (default options, and with 1 and 2 threads),
+// measured in the same run), the `cpu` kernels of @clawgym/kernels-cpu (default options, and with 1 and 2 threads),
 // and the `gpujs` kernels. Run: npm run bench:kernels
 const { join } = require('node:path');
 const root = join(__dirname, '..', '..');
-const { cpuKernels } = require(join(root, 'core', 'dist', 'index.js'));
+const { cpuKernels } = require(join(root, 'plugins', 'kernels-cpu', 'dist', 'index.js'));
 const { gpujsKernels } = require(join(root, 'plugins', 'kernels-gpujs', 'dist', 'index.js'));
 
 /** The plain loop every "how much faster" is relative to. */

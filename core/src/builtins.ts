@@ -10,7 +10,6 @@ import { tinkerEngineProvider } from './tinker/engine';
 import { tinkerTrainerProvider } from './tinker/trainer';
 import { localSandboxProvider, type LocalSandboxOptions } from './sandbox/local';
 import { detectMachine } from './sandbox/machine';
-import { cpuKernels } from './kernels/cpu';
 import { htmlReporter } from './report/reporters';
 import { tensorboardReporter } from './report/tensorboard/reporter';
 import { clippedTisLoss } from './train/policy-loss';
@@ -122,7 +121,7 @@ const LocalSandboxOptionsSchema = z.strictObject({
 
 /**
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the `cpu` compute kernels, the
+ * engines, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the
  * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
  * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
@@ -136,7 +135,6 @@ export const builtins = definePlugin({
     api.provide.engine(tinkerEngineProvider);
     api.provide.trainer(tinkerTrainerProvider);
     api.provide.sandbox(checkedLocalSandbox({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
-    api.provide.kernels(cpuKernels());
     api.provide.reporter(tensorboardReporter());
     api.provide.reporter(htmlReporter);
     api.provide.policyLoss(clippedTisLoss);

@@ -67,7 +67,6 @@ export { localSandboxProvider, bubblewrapPath, type LocalSandboxOptions } from '
 export { ownerAlive, ownerStamp, parseOwner, readOwnerFile, writeOwnerFile, type OwnerStamp } from './sandbox/owner';
 export { parseWireRequest, wireAdapters } from './proxy/wire';
 export type { ParsedRequest } from './proxy/wire/types';
-export { cpuKernels, type CpuKernelOptions } from './kernels/cpu';
 export { referenceKernels } from './kernels/reference';
 export { evaluate, summarize, type EvalOptions, type EvalReport, type EvalRow } from './eval/evaluate';
 export { oracleEngine, nullEngine } from './eval/oracle';

@@ -1,4 +1,5 @@
-import { clippedTisLoss, cpuKernels, datumStep, LOSS_REDUCTIONS, treesToDatums, type AdvantageResult, type LossReduction, type RolloutTree, type TrainerBatch, type TreeNode } from '@clawgym/core';
+import { clippedTisLoss, datumStep, LOSS_REDUCTIONS, treesToDatums, type AdvantageResult, type LossReduction, type RolloutTree, type TrainerBatch, type TreeNode } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { computeGrpo } from '../../algo-grpo/src/grpo';
 import { computePpo } from '../../algo-ppo/src/ppo';
 import { SharedPolicy } from './policy';

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildTree, byteChatMl, clippedTisLoss, cpuKernels, type ModelCallRecord } from '@clawgym/core';
+import { buildTree, byteChatMl, clippedTisLoss, type ModelCallRecord } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { KvDecoder } from './decode';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
@@ -122,7 +123,7 @@ describe('embedded engine and trainer', () => {
     const script = join(dir, 'load.js');
     writeFileSync(script, `
       const { SharedPolicy, EmbeddedTrainer } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'index.js'))});
-      const { cpuKernels } = require(${JSON.stringify(join(__dirname, '..', '..', '..', 'core', 'dist', 'index.js'))});
+      const { cpuKernels } = require(${JSON.stringify(join(__dirname, '..', '..', 'kernels-cpu', 'dist', 'index.js'))});
       const cfg = JSON.parse(require('fs').readFileSync(process.argv[2] + '/config.json', 'utf8')).model;
       const policy = new SharedPolicy(cfg, cpuKernels(), 999);
       new EmbeddedTrainer(policy, ${JSON.stringify(opt)}).load(process.argv[2]).then(() => {

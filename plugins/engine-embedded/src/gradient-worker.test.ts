@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clippedTisLoss, cpuKernels, ErrorCodes, type AdvantageResult, type PolicyLoss, type RolloutTree, type TrainerBatch, type TreeNode } from '@clawgym/core';
+import { clippedTisLoss, ErrorCodes, type AdvantageResult, type PolicyLoss, type RolloutTree, type TrainerBatch, type TreeNode } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { computePpo } from '../../algo-ppo/src/ppo';
 import { SharedPolicy } from './policy';
 import { EmbeddedTrainer } from './trainer';

@@ -1,5 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { AdamOptions, byteChatMl, ClawGymError, definePlugin, ErrorCodes, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { CompactTemplate } from './compact-template';
 import { EmbeddedEngine } from './engine';
 import type { ModelConfig } from './model';
@@ -41,7 +42,7 @@ export const EmbeddedOptions = z.strictObject({
     systemChars: z.number().int().min(0).default(0),
     toolResultChars: z.number().int().positive().default(1500),
   }).prefault({}),
-  /** Kernels provider by name (default: core's `cpu`). */
+  /** Kernels provider by name (default: the `cpu` kernels' (@clawgym/kernels-cpu)). */
   kernels: z.string().default('cpu'),
   /**
    * Compute each RL step's gradient in a worker thread (the same code on a copy of the weights,
@@ -85,7 +86,8 @@ export default definePlugin({
       const m = options.model;
       if (m.dModel % m.heads !== 0) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `model.dModel (${m.dModel}) must be divisible by model.heads (${m.heads})`, { hint: 'Each attention head gets dModel / heads dimensions: pick heads that divide dModel.' });
       const config: ModelConfig = { vocabSize: tokenizer.vocabSize, dModel: m.dModel, layers: m.layers, heads: m.heads, context: m.context, mlpHidden: m.mlpHidden ?? 4 * m.dModel, valueHead: m.valueHead, valueDetach: m.valueDetach };
-      const kernels = registry.get('kernels', options.kernels) as ComputeKernels;
+      // The default `cpu` kernels come with this package (@clawgym/kernels-cpu); others from a plugin that provides them.
+      const kernels = (options.kernels === 'cpu' && !registry.has('kernels', 'cpu') ? cpuKernels() : registry.get('kernels', options.kernels)) as ComputeKernels;
       const entry = { policy: new SharedPolicy(config, kernels, ctx.seed), options };
       policies.set(ctx.runDir, entry);
       if (options.checkpoint) await trainerOf(entry).load(resolveFrom(ctx, options.checkpoint), { weightsOnly: true });

@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteChatMl, ClawGymError, eachToken, clippedTisLoss, cpuKernels, ErrorCodes, TinkerServer, TinkerTrainer, TinkerTrainerOptions, tinkerEngineProvider, tinkerTrainerProvider, type AdvantageResult, type RolloutTree, type TinkerServerOptions, type TrainerBatch } from '@clawgym/core';
+import { byteChatMl, ClawGymError, eachToken, clippedTisLoss, ErrorCodes, TinkerServer, TinkerTrainer, TinkerTrainerOptions, tinkerEngineProvider, tinkerTrainerProvider, type AdvantageResult, type RolloutTree, type TinkerServerOptions, type TrainerBatch } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { computeGrpo } from '../../algo-grpo/src/grpo';
 import { EmbeddedEngine } from './engine';
 import { SharedPolicy } from './policy';

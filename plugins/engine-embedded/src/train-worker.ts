@@ -1,12 +1,13 @@
 /**
  * The embedded trainer's worker thread (see gradient-worker.ts): it computes the gradient of
- * each RL batch it is sent on the weights sent with it, with core's `cpu` kernels and core's
+ * each RL batch it is sent on the weights sent with it, with the `cpu` kernels (@clawgym/kernels-cpu) and core's
  * `clipped-tis` loss, and sends the gradient back. It never holds weights between batches and
  * never applies an update: the trainer's thread does, so the weights an engine in that thread
  * samples from change only between two of its callbacks.
  */
 import { parentPort } from 'node:worker_threads';
-import { ClawGymError, clippedTisLoss, cpuKernels, type ComputeKernels } from '@clawgym/core';
+import { ClawGymError, clippedTisLoss, type ComputeKernels } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { treeGradients } from './gradients';
 import { Transformer } from './model';
 import type { WorkerReply, WorkerRequest } from './gradient-worker';

@@ -134,7 +134,7 @@ export class EmbeddedTrainer implements Trainer {
    * {@link gradients} computed by the worker thread on a copy of the current weights (the same
    * function, so the same floats), while this thread goes on serving; undefined where the worker
    * is off or cannot compute this batch: its loss is not core's `clipped-tis` (a plugin's loss
-   * lives in this thread) or the policy's kernels are not core's `cpu` (the worker has those).
+   * lives in this thread) or the policy's kernels are not the `cpu` kernels (the worker has those).
    */
   private async gradientsOffThread(batch: TrainerBatch, logpOld: Map<string, Float32Array>): Promise<{ grads: Params; metrics: TrainMetrics } | undefined> {
     if (!this.worker || batch.policyLoss !== clippedTisLoss || this.policy.model.kernels.name !== 'cpu') return undefined;

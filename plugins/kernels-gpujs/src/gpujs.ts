@@ -1,4 +1,5 @@
-import { ClawGymError, cpuKernels, ErrorCodes, type ComputeKernels } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, type ComputeKernels } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 
 /** The slice of gpu.js 2.24 used here (its own typings are broader than needed). */
 interface GpuKernel {
@@ -54,7 +55,7 @@ export interface GpujsKernels extends ComputeKernels {
  * thread: its worker pool needs the asynchronous API and these kernels are synchronous).
  * One compiled kernel per shape and transposition, cached. Every other operation
  * (softmaxRows, layerNorm and its backward, attention and its backward, adamw) delegates to
- * core's `cpu` kernels unchanged. Throws on first use when gpu.js cannot be loaded; `check()`
+ * the `cpu` kernels (@clawgym/kernels-cpu) unchanged. Throws on first use when gpu.js cannot be loaded; `check()`
  * says why without throwing.
  */
 export function gpujsKernels(): GpujsKernels {

@@ -5,7 +5,7 @@ export { gpujsKernels, type GpujsKernels, type GpujsStatus } from './gpujs';
 
 /**
  * `@clawgym/kernels-gpujs`: provides the `gpujs` compute kernels (matmul on gpu.js, the rest
- * from core's `cpu` kernels). Warns at load when gpu.js is unusable here.
+ * from the `cpu` kernels of @clawgym/kernels-cpu). Warns at load when gpu.js is unusable here.
  */
 export default definePlugin({
   name: 'clawgym:kernels-gpujs',

@@ -1,4 +1,4 @@
-import { describeKernelConformance } from '../testing/kernel-conformance';
+import { describeKernelConformance } from '@clawgym/core/testing';
 import { cpuKernels } from './cpu';
 import { gemmModule } from './wasm-gemm';
 

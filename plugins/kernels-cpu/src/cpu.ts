@@ -34,7 +34,7 @@
  * wasm with every operand resident in wasm memory 5.5 / 6.0 (kept).
  */
 import { availableParallelism } from 'node:os';
-import type { ComputeKernels } from '../contracts/kernels';
+import type { ComputeKernels } from '@clawgym/core';
 import { expNonPositive, jsAttention, jsAttentionBackward, ROW_BLOCK, wasmAttention, wasmAttentionBackward, type Gemm, type JsOperand } from './attention';
 import { gemmModule, WasmGemm } from './wasm-gemm';
 
