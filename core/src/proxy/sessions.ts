@@ -37,6 +37,12 @@ export interface SessionState {
   classify?: (conversation: CanonicalConversation, requestedModel: string, request: CallRequestInfo) => CallRole;
   /** Notes already logged for this session (each is logged once). */
   logged: Set<string>;
+  /**
+   * The last answered main-agent call: its request's messages and the reply returned. Its
+   * history holds every earlier turn, so it is the agent's whole conversation (verifiers read
+   * the final message and the transcript from it).
+   */
+  lastMain?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage };
 }
 
 /** What a caller gets back when opening a session. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
-  ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
+  checkWorkspacePath, ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
   type ExecOptions, type ExecResult, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
 } from '@clawgym/core';
 import Docker from 'dockerode';
@@ -27,6 +27,16 @@ export const SANDBOX_PROXY_PORT = 4141;
 
 export const WORKSPACE = '/workspace';
 export const HOME = '/home/agent';
+
+/**
+ * A fresh, open tmpfs over `/root` when the workspace a task asks for lies below it
+ * (ClawGym-Task's `/root/.openclaw/workspace`): `/root` is closed to other users (0700) in
+ * Debian-based images, and the sandbox's user is not root, so it could not reach its own
+ * workspace. Nothing of the image's `/root` is needed: HOME is {@link HOME}.
+ */
+function openParents(workdir: string): Record<string, string> {
+  return workdir.startsWith('/root/') ? { '/root': 'rw,nosuid,nodev,mode=755' } : {};
+}
 export const PROXY_SOCKET = '/run/clawgym/proxy.sock';
 export const NETNS_RUN = '/opt/clawgym/netns-run.js';
 /**
@@ -660,6 +670,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     let released = false;
     const release = () => { if (!released) { released = true; host.inUse--; } };
     try {
+      if (spec.workspacePath !== undefined) checkWorkspacePath(spec.workspacePath, HOME);
       const taskImage: TaskImage | undefined = spec.environment
         ? await this.imagesOf(host).prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
         : undefined;
@@ -683,7 +694,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   /** The warm pool of containers made the way `spec` needs on `host` (what is fixed when a container is created). */
   private poolFor(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): WarmPool<Started> {
     const { cpus, memoryMb, pids } = spec.limits;
-    const key = JSON.stringify([host.url, spec.runId, socketPath, taskImage?.tag ?? this.image, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
+    const key = JSON.stringify([host.url, spec.runId, socketPath, taskImage?.tag ?? this.image, spec.workspacePath ?? null, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
     let pool = this.pools.get(key);
     if (!pool) {
       pool = new WarmPool<Started>({
@@ -768,7 +779,7 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   private async start(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
     const files = host.local ? netnsRunFiles() : [];
-    const workdir = taskImage?.workdir ?? WORKSPACE;
+    const workdir = spec.workspacePath ?? taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
       const owner = ownerStamp();
@@ -819,7 +830,7 @@ export class DockerSandboxProvider implements SandboxProvider {
             ReadonlyRootfs: !taskImage,
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
-            Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
+            Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777', ...openParents(workdir) },
             // A remote host sees none of our folders: volumes, filled through the archive API.
             Mounts: remote?.mounts ?? [
               { Type: 'bind', Source: workspace, Target: workdir },
