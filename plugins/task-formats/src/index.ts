@@ -3,7 +3,10 @@ import { clawgymBench } from './clawgym-bench';
 import { harbor } from './harbor';
 
 export { contentHash, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
-export { clawgymBench, loadClawGymBench, loadClawGymBenchTask, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
+export { clawgymBench, loadClawGymBench, loadClawGymBenchFolder, loadClawGymBenchTask, type ClawGymBenchLoad, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
+export { gradeClawGym, readRewardRun, OPENCLAW_WORKSPACE, PAYLOAD_FILE, REWARD_TIMEOUT_MS, type ClawGymGradeInput, type RewardReading } from './clawgym-reward';
+export { openclawTranscript, type TranscriptEntry } from './openclaw-transcript';
+export { pyFloat, pySplitLines, pyStrip } from './py-float';
 export { bashOracle } from './oracle';
 export { splitOf, pickSplit, type SplitOptions } from '@clawgym/core';
 export { VERIFIER_DIR, requireSandbox, parseScore, parseRewardJson } from './verifier-script';
@@ -31,7 +34,12 @@ const HarborFolder = folder({
   /** Fail on the first broken task instead of loading the others and reporting it. */
   strict: z.boolean().optional(),
 });
-const BenchFolder = folder({});
+const BenchFolder = folder({
+  /** reward.sh's time limit in ms (default 120 000, ClawGym-RL's). */
+  rewardTimeoutMs: z.number().int().positive().optional(),
+  /** Fail on the first broken task instead of loading the others and reporting it. */
+  strict: z.boolean().optional(),
+});
 
 const taskFormats = definePlugin({
   name: 'clawgym:task-formats',
@@ -48,7 +56,7 @@ const taskFormats = definePlugin({
     }
     for (const f of options.clawgymBench) {
       const { dir, ...o } = asOptions(f);
-      api.provide.taskSuite(clawgymBench(dir, o));
+      api.provide.taskSuite(clawgymBench(dir, { log: (m) => api.log.warn(m), ...o }));
     }
   },
 });
