@@ -29,14 +29,14 @@ export const WORKSPACE = '/workspace';
 export const HOME = '/home/agent';
 
 /**
- * A fresh, open tmpfs over `/root` when the workspace a task asks for lies below it
- * (ClawGym-Task's `/root/.openclaw/workspace`): `/root` is closed to other users (0700) in
- * Debian-based images, and the sandbox's user is not root, so it could not reach its own
- * workspace. Nothing of the image's `/root` is needed: HOME is {@link HOME}.
+ * When the workspace a task asks for lies below `/root` (ClawGym-Task's
+ * `/root/.openclaw/workspace`): `/root` is closed to other users (0700) in Debian-based images
+ * and the sandbox's user is not root, so an empty, open folder of the sandbox is bound over it
+ * (a tmpfs would not do: runc gives it the mode of the folder it covers). Nothing of the
+ * image's `/root` is needed: HOME is {@link HOME}.
  */
-function openParents(workdir: string): Record<string, string> {
-  return workdir.startsWith('/root/') ? { '/root': 'rw,nosuid,nodev,mode=755' } : {};
-}
+const ROOT_HOME = '/root';
+const underRootHome = (workdir: string) => workdir.startsWith(`${ROOT_HOME}/`);
 export const PROXY_SOCKET = '/run/clawgym/proxy.sock';
 export const NETNS_RUN = '/opt/clawgym/netns-run.js';
 /**
@@ -790,6 +790,12 @@ export class DockerSandboxProvider implements SandboxProvider {
       await mkdir(workspace);
       await mkdir(join(home, 'tmp'), { recursive: true });
       await mkdir(opt);
+      const rootHome = join(root, 'root-home');
+      if (underRootHome(workdir)) {
+        if (!host.local) throw new ClawGymError(ErrorCodes.SANDBOX_UNSUPPORTED, `the workspace path ${workdir} lies in /root, which a sandbox on the remote Docker host ${host.url} cannot open to its user`, { hint: 'run such tasks on a local Docker host or the local (bubblewrap) sandbox' });
+        await mkdir(rootHome, { mode: 0o755 });
+        await chmod(rootHome, 0o755);
+      }
       for (const f of files) await copyFile(f, join(opt, basename(f)));
       const readOnly = [...new Set(spec.readOnlyPaths ?? [])];
       // A remote host sees none of our folders: the workspace and HOME are volumes of this
@@ -830,9 +836,10 @@ export class DockerSandboxProvider implements SandboxProvider {
             ReadonlyRootfs: !taskImage,
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
-            Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777', ...openParents(workdir) },
+            Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
             // A remote host sees none of our folders: volumes, filled through the archive API.
             Mounts: remote?.mounts ?? [
+              ...(underRootHome(workdir) ? [{ Type: 'bind' as const, Source: rootHome, Target: ROOT_HOME }] : []),
               { Type: 'bind', Source: workspace, Target: workdir },
               { Type: 'bind', Source: home, Target: HOME },
               { Type: 'bind', Source: opt, Target: '/opt/clawgym', ReadOnly: true },
