@@ -5,6 +5,7 @@ import { harbor } from './harbor';
 export { contentHash, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
 export { clawgymBench, loadClawGymBench, loadClawGymBenchFolder, loadClawGymBenchTask, type ClawGymBenchLoad, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
 export { gradeClawGym, readRewardRun, OPENCLAW_WORKSPACE, PAYLOAD_FILE, REWARD_TIMEOUT_MS, type ClawGymGradeInput, type RewardReading } from './clawgym-reward';
+export { agrees, clawgymAgreement, outputPathsOf, stubVariant, type AgreementCase, type AgreementOptions, type AgreementVariant, type Graded } from './clawgym-agreement';
 export { openclawTranscript, type TranscriptEntry } from './openclaw-transcript';
 export { pyFloat, pySplitLines, pyStrip } from './py-float';
 export { bashOracle } from './oracle';
