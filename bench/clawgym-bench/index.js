@@ -1,6 +1,7 @@
 'use strict';
 // bench:clawgym-bench — our grading of ClawGym-Task against ClawGym-RL's, on the 202 sample tasks
-// (../shared/data/clawgym-task-sample, or the folder given as the first argument): every task
+// (../shared/data/clawgym-task-sample, or the folder given after `--`, such as ClawGym-RL's
+// RL/data/clawgym_eval, without the sample's near-solutions): every task
 // loaded, then each task's reward.sh run the reference way (reference_grade.py: ClawGym-RL's
 // grading ported, bubblewrap for its chroot) and ours (the task's verify() in the local
 // bubblewrap sandbox) on the same workspaces — the untouched inputs, stub outputs at every path
@@ -17,7 +18,10 @@ const { localSandboxProvider, bubblewrapPath } = require('../../core/dist/index.
 const { clawgymAgreement, loadClawGymBenchFolder } = require('../../plugins/task-formats/dist/index.js');
 const { NEAR_SOLUTIONS } = require('./near-solutions.js');
 
-const folder = resolve(process.argv[2] ?? join(__dirname, '..', '..', '..', 'shared', 'data', 'clawgym-task-sample'));
+const SAMPLE = resolve(join(__dirname, '..', '..', '..', 'shared', 'data', 'clawgym-task-sample'));
+const folder = resolve(process.argv[2] ?? SAMPLE);
+// The near-solutions are for the sample's tasks (another folder's task_0000 is another task).
+const nearSolutions = folder === SAMPLE ? NEAR_SOLUTIONS : {};
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN; };
 
 async function main() {
@@ -35,7 +39,7 @@ async function main() {
   let done = 0;
   try {
     const cases = await clawgymAgreement(tasks, {
-      referenceScript: join(__dirname, 'reference_grade.py'), sandboxes, socketPath, nearSolutions: NEAR_SOLUTIONS,
+      referenceScript: join(__dirname, 'reference_grade.py'), sandboxes, socketPath, nearSolutions,
       onCase: (c) => {
         if (!c.agree) console.log(`  DISAGREE ${c.task}/${c.variant}: reference ${JSON.stringify(c.reference)} ours ${JSON.stringify(c.ours)}`);
         if (++done % 100 === 0) console.log(`  ${done} workspaces graded`);

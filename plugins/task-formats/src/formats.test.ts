@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, isClawGymError, oracleOf, type OracleTurn } from '@clawgym/core';
@@ -60,6 +61,29 @@ describe('ClawGym-Bench loader', () => {
     expect(await ws.list('photos')).toEqual(['IMG_001.JPG', 'IMG_002.JPG', 'IMG_003.JPG', 'IMG_004.JPG']);
     expect((await oracleOf(tasks[0]!))?.[0]?.toolCalls[0]?.name).toBe('bash');
   });
+});
+
+describe('ClawGym-Task folders at scale', () => {
+  it('load thousands of tasks without reading their inputs, each broken one reported by itself', async () => {
+    const root = workspace().root;
+    const broken = new Set<number>();
+    for (let i = 0; i < 2000; i++) {
+      const dir = join(root, `task_${String(i).padStart(4, '0')}`);
+      mkdirSync(join(dir, 'reward'), { recursive: true });
+      mkdirSync(join(dir, 'input_files', 'input'), { recursive: true });
+      writeFileSync(join(dir, 'data_entry.json'), JSON.stringify({ task_id: `task_${i}`, user_query: `q${i}`, input_mount_dir: '/root/.openclaw/workspace', metadata: { category: '', grading_type: 'automated' } }));
+      if (i % 97 === 5) { broken.add(i); continue; } // no reward/reward.sh
+      writeFileSync(join(dir, 'reward', 'reward.sh'), 'echo 1\n');
+    }
+    // An input that would block whoever read it: loading must not copy inputs up front.
+    execFileSync('mkfifo', [join(root, 'task_0000', 'input_files', 'input', 'pipe')]);
+    const logs: string[] = [];
+    const tasks = await loadClawGymBench(root, { log: (m) => logs.push(m) });
+    expect(tasks).toHaveLength(2000 - broken.size);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain(`${broken.size} of 2000 ClawGym-Bench task(s)`);
+    for (const i of broken) expect(logs[0]).toContain(`${join(root, `task_${String(i).padStart(4, '0')}`)}: no reward/reward.sh`);
+  }, 60_000);
 });
 
 describe('script verifiers', () => {
