@@ -627,7 +627,9 @@ export class DockerSandboxProvider implements SandboxProvider {
         await withTimeout(h.docker.getImage(this.image).inspect(), 5_000, `${h.url} image inspect`);
       } catch (err) {
         if (statusOf(err) !== 404) return { ok: false, line: `${h.url}: engine ${version}, but the image check failed (${messageOf(err)})` };
-        return { ok: false, line: `${h.url}: engine ${version}, image ${this.image} missing`, fix: `DOCKER_HOST=${h.url} bash scripts/docker-image.sh` };
+        // The OpenClaw image (Debian, Python, Node 24, the OpenClaw and Claude Code CLIs) has its own build script.
+        const script = this.image.startsWith('clawgym-openclaw:') ? 'scripts/openclaw-image.sh' : 'scripts/docker-image.sh';
+        return { ok: false, line: `${h.url}: engine ${version}, image ${this.image} missing`, fix: `DOCKER_HOST=${h.url} bash ${script}` };
       }
       return { ok: true, line: `${h.url}: engine ${version}, image ${this.image}` };
     }));
