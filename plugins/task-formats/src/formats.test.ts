@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, isClawGymError, oracleOf, type OracleTurn } from '@clawgym/core';
 import { createTestKernel, recordingSandbox, type RecordingSandbox } from '@clawgym/core/testing';
-import taskFormats, { clawgymBench, harbor, loadClawGymBench, loadHarbor, parseHarborToml, parseRewardJson, parseScore, rewriteHarborPaths } from './index';
+import taskFormats, { clawgymBench, harbor, workdirOf, loadClawGymBench, loadHarbor, parseHarborToml, parseRewardJson, parseScore, rewriteHarborPaths } from './index';
 
 const FIX = join(__dirname, '__fixtures__');
 const dirs: string[] = [];
@@ -33,9 +33,21 @@ describe('Harbor loader', () => {
   it("with environment: 'copy', copies environment/ into the workspace, without Docker files, tests or solution", async () => {
     const [greet] = await loadHarbor(join(FIX, 'harbor'), { environment: 'copy' });
     expect(greet!.environment).toBeUndefined();
+    // The files go where the image would have had them: its WORKDIR is the workspace's path.
+    expect(greet!.workspacePath).toBe('/app');
     const ws = workspace();
     await greet!.setup(ws);
     expect(await ws.list()).toEqual(['greet.sh']);
+  });
+
+  it("reads the workspace path from the Dockerfile's WORKDIR (relative ones resolved), none when it cannot be known", async () => {
+    const d = workspace().root;
+    const at = async (text: string) => { writeFileSync(join(d, 'Dockerfile'), text); return workdirOf(join(d, 'Dockerfile')); };
+    expect(await at('FROM x\nWORKDIR /srv\nWORKDIR app\n')).toBe('/srv/app');
+    expect(await at('FROM x\nWORKDIR $HOME/app\n')).toBeUndefined();
+    expect(await at('FROM x\nWORKDIR /\n')).toBeUndefined();
+    expect(await at('FROM x\nWORKDIR /usr/src/app\n')).toBeUndefined(); // a system folder: the sandbox refuses it
+    expect(await at('FROM x\n')).toBeUndefined();
   });
 
   it('parses task.toml defensively and rewrites Harbor container paths in test.sh', async () => {

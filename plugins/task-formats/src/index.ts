@@ -4,7 +4,7 @@ import { harbor } from './harbor';
 import { pinchbench } from './pinchbench';
 import { PinchJudgeSchema } from './pinchbench-grade';
 
-export { contentHash, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
+export { contentHash, workdirOf, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
 export { clawgymBench, loadClawGymBench, loadClawGymBenchFolder, loadClawGymBenchTask, type ClawGymBenchLoad, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
 export { gradeClawGym, readRewardRun, OPENCLAW_WORKSPACE, PAYLOAD_FILE, REWARD_TIMEOUT_MS, type ClawGymGradeInput, type RewardReading } from './clawgym-reward';
 export { agrees, clawgymAgreement, outputPathsOf, stubVariant, type AgreementCase, type AgreementOptions, type AgreementVariant, type Graded } from './clawgym-agreement';
