@@ -1,5 +1,10 @@
 import { join } from 'node:path';
-import { createKernel, loadConfig, provider, slotOptions, trainerOptions } from '@clawgym/core';
+import { createKernel, loadConfig, provider, resolveConfig, slotOptions, trainerOptions } from '@clawgym/core';
+import { paperConfig } from './paper/clawgym.config';
+import { existsSync } from 'node:fs';
+import { describeIf } from '@clawgym/core/testing';
+
+const slotName = (s: string | { use: string }) => (typeof s === 'string' ? s : s.use);
 
 // Every example config loads, validates and resolves every provider it names.
 describe.each(['claude-code', 'mix-harness', 'agentloop-transfer', 'ppo', 'grpo-200', 'cold-start', 'cold-start-claude-code'])('examples/%s.config.ts', (name) => {
@@ -46,5 +51,32 @@ describe('the findings configs (examples/findings.ts)', () => {
       expect(engine.policyVersion()).toBe(0);
       await kernel.dispose();
     }
+  });
+});
+
+const SAMPLE = join(__dirname, '..', '..', 'shared', 'data', 'clawgym-task-sample');
+describeIf(existsSync(join(SAMPLE, 'task_0000')) ? undefined : `the ClawGym-Task sample is not at ${SAMPLE}`, 'examples/paper/clawgym.config.ts', () => {
+
+  it('loads as a config file', () => {
+    expect(loadConfig({ cwd: __dirname, configFile: join(__dirname, 'paper', 'clawgym.config.ts') }).name).toMatch(/^paper/);
+  });
+
+  it.each([['paper', false], ['paper-standins', true]])('%s: ClawGym-Task for training, ClawGym-Bench held out, OpenClaw and Claude Code, the OpenClaw image', async (name, standins) => {
+    const config = resolveConfig(paperConfig({ taskDir: SAMPLE, benchDir: SAMPLE, tokenizer: 'models/qwen3-4b', vllmUrl: 'http://127.0.0.1:8001', tinkerUrl: 'http://127.0.0.1:8000', standins }), { rootDir: join(__dirname, 'paper') });
+    expect(config.name).toBe(name);
+    expect(config.harnesses.map((h) => (typeof h === 'string' ? h : h.use))).toEqual(['openclaw', 'claude-code']);
+    expect(config.sandbox).toEqual({ use: 'docker', options: { image: 'clawgym-openclaw:1' } });
+    expect([slotName(config.engine), slotName(config.trainer)]).toEqual([standins ? 'tinker' : 'vllm', 'tinker']);
+    expect(config.run.groupSize).toBe(standins ? 2 : 8);
+    const kernel = await createKernel(config, { logger: { info: () => {}, warn: () => {} } });
+    const [train, bench] = await Promise.all(config.tasks.map((slot) => provider(kernel, 'taskSuite', slot)));
+    expect(await bench!.tasks('train', { seed: 0 })).toEqual([]);
+    expect(await train!.tasks('test', { seed: 0 })).toEqual([]);
+    const tasks = await train!.tasks('train', { seed: 0 });
+    expect(tasks.length).toBeGreaterThan(100);
+    expect(new Set(tasks.map((t) => t.workspacePath))).toEqual(new Set(['/root/.openclaw/workspace']));
+    for (const slot of config.harnesses) await provider(kernel, 'harness', slot);
+    await provider(kernel, 'sandbox', config.sandbox);
+    await kernel.dispose();
   });
 });

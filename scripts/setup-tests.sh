@@ -25,6 +25,7 @@ command -v openssl >/dev/null || need+=(openssl)                      # certific
 { [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null; } || need+=(openssh-server) # the ssh:// Docker host test's own sshd
 command -v chromium >/dev/null || need+=(chromium)                    # the report's browser tests
 command -v perl >/dev/null || need+=(perl-base)                       # the local sandbox's holder
+[ -x /usr/bin/python3 ] || need+=(python3)                            # ClawGym-Task's reward.sh, its reference grader, PinchBench's grade()
 # The TensorBoard reporter test reads event files with Google's protobuf runtime and crcmod, and
 # the template goldens render with Debian's jinja2: independent readers, not our code.
 /usr/bin/python3 -c "import google.protobuf, crcmod" 2>/dev/null || need+=(python3-protobuf python3-crcmod)

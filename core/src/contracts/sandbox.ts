@@ -53,6 +53,15 @@ export interface SandboxSpec {
   environment?: TaskEnvironment;
   /** A folder of the run where the provider may keep logs of what it did (image build logs). */
   logDir?: string;
+  /**
+   * Where processes inside see the workspace, when the task asks for a path of its own
+   * (ClawGym-Task's `/root/.openclaw/workspace`, a Harbor image's `/app`): absolute and
+   * normalised (see `checkWorkspacePath`). It is also the default working folder of commands.
+   * Providers with a filesystem boundary (bubblewrap, Docker) bind the workspace there; a
+   * provider that cannot place a folder at an arbitrary path refuses the spec with
+   * SANDBOX_UNSUPPORTED rather than putting it elsewhere. Unset: the provider's own path.
+   */
+  workspacePath?: string;
 }
 
 /**

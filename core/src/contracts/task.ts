@@ -1,3 +1,4 @@
+import type { CanonicalMessage } from './messages';
 import type { Sandbox, SandboxLimits, TaskEnvironment } from './sandbox';
 
 /**
@@ -8,6 +9,18 @@ import type { Sandbox, SandboxLimits, TaskEnvironment } from './sandbox';
  */
 export interface VerifyContext {
   sandbox?: Sandbox;
+  /**
+   * The text of the agent's last reply (the last main-agent call's answer, tool calls left
+   * out), for verifiers that grade the answer as well as the files (ClawGym-Task's
+   * `final_message`). Unset when the rollout made no call.
+   */
+  finalMessage?: string;
+  /**
+   * The main agent's conversation as the proxy last saw it: the last main-agent request's
+   * messages followed by the reply the proxy returned (every earlier turn is in that request's
+   * history). For verifiers that read a transcript (PinchBench).
+   */
+  conversation?: CanonicalMessage[];
 }
 
 /** What a verifier concludes about a final workspace. */
@@ -63,6 +76,12 @@ export interface Task {
   environment?: TaskEnvironment;
   /** Sandbox limits the task asks for (Harbor's `[environment]` cpus, memory); they override the run's. */
   limits?: SandboxLimits;
+  /**
+   * Where the task's workspace must be inside the sandbox (absolute), when its files or its
+   * verifier name that path (ClawGym-Task: `/root/.openclaw/workspace`). The harness works
+   * there; see `SandboxSpec.workspacePath`.
+   */
+  workspacePath?: string;
 }
 
 export type Split = 'train' | 'test';

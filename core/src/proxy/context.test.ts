@@ -47,7 +47,7 @@ describe('the proxy and the model\'s context', () => {
     expect(rec).toMatchObject({ callIndex: 0, finishReason: 'stop' });
     // Not charged to the session: a conversation that outgrew the context is the policy's doing,
     // so a harness that dies of it is scored (reward 0), not dropped as an infra failure.
-    expect(await p.proxy.closeSession('long-3')).toEqual({ calls: 1, infraFailure: undefined });
+    expect(await p.proxy.closeSession('long-3')).toEqual({ calls: 1, infraFailure: undefined, conversation: expect.arrayContaining([expect.objectContaining({ role: 'assistant' })]) });
   });
 
   it('cuts the output at the room the context leaves, reported as max_tokens / length', async () => {

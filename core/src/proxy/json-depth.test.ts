@@ -113,7 +113,7 @@ describe('a model writing a tool call nested deeper than JSON.stringify can recu
       const msg = ((JSON.parse(text)) as { choices: { message: { content: string; tool_calls?: unknown[] } }[] }).choices[0]!.message;
       expect(msg.tool_calls ?? []).toEqual([]);
       expect(msg.content.startsWith('<tool_call>{"name":"t"')).toBe(true);
-      expect(await q.proxy.closeSession('deep-output')).toEqual({ calls: 1, infraFailure: undefined });
+      expect(await q.proxy.closeSession('deep-output')).toEqual({ calls: 1, infraFailure: undefined, conversation: [expect.objectContaining({ role: 'user' }), expect.objectContaining({ role: 'assistant' })] });
     } finally {
       await q.close();
     }

@@ -2,6 +2,7 @@ import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
+import type { CanonicalMessage } from '../contracts/messages';
 import { isSideCall, type ModelCallRecord } from '../contracts/records';
 import { fingerprintSource, type FingerprintSource } from '../fingerprint/fingerprint';
 import { messageOf } from '../errors';
@@ -177,6 +178,18 @@ function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promi
   });
 }
 
+/** What closing a session tells the runner. */
+export interface ClosedSession {
+  calls: number;
+  infraFailure?: string;
+  refused?: string;
+  /**
+   * The main agent's conversation: its last answered request's messages, then the reply the
+   * proxy returned. Absent when no main-agent call was answered.
+   */
+  conversation?: CanonicalMessage[];
+}
+
 /**
  * The serving proxy: speaks Anthropic Messages, OpenAI Chat Completions and OpenAI Responses
  * to harnesses, token ids to the engine. Each rollout has a session (`/s/<rolloutId>`, own
@@ -286,10 +299,15 @@ export class ServingProxy {
   }
 
   /** Close a session once its in-flight calls are recorded; returns its infra failure, if any. */
-  async closeSession(rolloutId: string): Promise<{ calls: number; infraFailure?: string; refused?: string }> {
+  async closeSession(rolloutId: string): Promise<ClosedSession> {
     const s = await this.sessions.close(rolloutId);
     await this.o.store.close(rolloutId);
-    return { calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}) };
+    const last = s?.lastMain;
+    if (s) s.lastMain = undefined; // returned once; the session holds no history after it closed
+    return {
+      calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}),
+      ...(last ? { conversation: [...last.messages, last.reply] } : {}),
+    };
   }
 
   /** The system prompt and tools of a session's first main call (what a harness fingerprint is taken from), once it made one. */
@@ -499,6 +517,7 @@ export class ServingProxy {
     if (clientGone) { prepared.failed(callIndex); res.end(); return; }
     // Only answered calls enter the ledger; the ledger's ending tells the template whether <|im_end|> was generated.
     prepared.commit({ callIndex, outputIds, finishReason: stoppedOnToken ? 'stop' : 'length', reply });
+    if (!isSideCall(role)) session.lastMain = { messages: parsed.conversation.messages, reply };
     const final = { message: reply, finishReason, promptTokens: prepared.promptIds.length, outputTokens: outputIds.length };
     if (responder) { responder.end(final); res.end(); }
     else this.sendJson(res, 200, adapter.json(final, meta));

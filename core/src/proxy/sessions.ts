@@ -48,6 +48,12 @@ export interface SessionState {
   lineages: LineageTracker;
   /** The system prompt and tools of the session's first main call: what the harness fingerprint is taken from. */
   firstMain?: FingerprintSource;
+  /**
+   * The last answered main-agent call: its request's messages and the reply returned. Its
+   * history holds every earlier turn, so it is the agent's whole conversation (verifiers read
+   * the final message and the transcript from it).
+   */
+  lastMain?: { messages: readonly CanonicalMessage[]; reply: CanonicalMessage };
 }
 
 /** What a caller gets back when opening a session. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Harness } from '../contracts/harness';
 import type { SandboxProvider } from '../contracts/sandbox';
-import type { Task } from '../contracts/task';
+import type { Task, VerifyContext } from '../contracts/task';
 import { netnsAvailable, netnsSandboxProvider } from '../sandbox/netns';
 import { describeIf, startScriptedProxy } from '../testing';
 import type { ScriptContext, ScriptedTurn } from '../engine/scripted';
@@ -60,6 +60,7 @@ const writeTask = (id: string, opts: Partial<Task> = {}): Task => ({
 
 function script({ sessionId }: ScriptContext): ScriptedTurn {
   if (sessionId.startsWith('engine-down')) return { failBefore: 'engine 500' };
+  if (sessionId.startsWith('final')) return { text: 'The answer is 42.' };
   return { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'ok' } }] };
 }
 
@@ -87,6 +88,22 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
   const runner = (sandboxes: SandboxProvider = netnsSandboxProvider(), extra = {}) => new RolloutRunner({
     runId: 'test', proxy: p.proxy, socketPath, sandboxes, concurrency: 3, timeoutMs: 8000, infraRetries: 1, ...extra,
   });
+
+  it("gives the sandbox the task's workspace path and the verifier the final message and conversation", async () => {
+    const asked: (string | undefined)[] = [];
+    const base = netnsSandboxProvider();
+    // The netns kit cannot place a workspace: this one records the path asked for and runs without it.
+    const placing: SandboxProvider = { ...base, create: async ({ workspacePath, ...spec }) => { asked.push(workspacePath); return base.create(spec); } };
+    let seen: VerifyContext | undefined;
+    const task = writeTask('final', { workspacePath: '/root/.openclaw/workspace', verify: async (_ws, context) => { seen = context; return { reward: 1, pass: true, details: 'ok' }; } });
+    const [report] = await runner(placing).run([{ rolloutId: 'final-1', step: 1, task, harness: agent }]);
+    expect(report).toMatchObject({ outcome: 'ok', reward: 1 });
+    expect(asked).toEqual(['/root/.openclaw/workspace']);
+    expect(seen?.sandbox).toBeDefined();
+    expect(seen?.finalMessage).toBe('The answer is 42.');
+    expect(seen?.conversation?.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(seen?.conversation?.[0]?.parts).toEqual([{ type: 'text', text: 'go' }]);
+  }, 30_000);
 
   it('classifies ok, harness crash, harness hang, engine failing, verifier throwing and sandbox failure; the run goes on', async () => {
     let creates = 0;

@@ -1,4 +1,5 @@
 import type { Harness } from '../contracts/harness';
+import type { CanonicalMessage } from '../contracts/messages';
 import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
@@ -77,6 +78,14 @@ export interface RunnerOptions {
 
 class InfraError extends Error {
   constructor(readonly infraClass: InfraClass, message: string) { super(message); }
+}
+
+/** What a verifier may read of the conversation: the agent's final message and the conversation itself. */
+export function verifyInputs(conversation: CanonicalMessage[] | undefined): { finalMessage?: string; conversation?: CanonicalMessage[] } {
+  if (!conversation?.length) return {};
+  const last = conversation[conversation.length - 1]!;
+  const text = last.role === 'assistant' ? last.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') : '';
+  return { finalMessage: text.trim(), conversation };
 }
 
 /**
@@ -189,6 +198,7 @@ export class RolloutRunner {
         runId: this.o.runId, rolloutId: sessionId, limits: { ...this.o.limits, ...job.task.limits }, env: request.env,
         modelEndpoint: { socketPath: this.o.socketPath, url: session.baseUrl },
         environment: job.task.environment,
+        ...(job.task.workspacePath !== undefined ? { workspacePath: job.task.workspacePath } : {}),
         // The proxy socket lives in the run's (or the evaluation's) folder: logs go beside it.
         logDir: this.o.logDir ?? dirname(this.o.socketPath),
         readOnlyPaths: [...new Set([...(this.o.readOnlyPaths ?? []), ...(job.harness.hostPaths?.(request.harnessOptions) ?? [])])],
@@ -233,7 +243,7 @@ export class RolloutRunner {
       outcome = result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'harness-error';
       // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
       await sandbox.sync?.().catch((err: unknown) => { throw new InfraError('sync', `workspace sync failed: ${messageOf(err)}`); });
-      verdict = await job.task.verify(workspace, { sandbox }).catch((err: unknown) => { throw new InfraError('verifier', `verifier failed: ${messageOf(err)}`); });
+      verdict = await job.task.verify(workspace, { sandbox, ...verifyInputs(closed.conversation) }).catch((err: unknown) => { throw new InfraError('verifier', `verifier failed: ${messageOf(err)}`); });
       phases.verifyMs = lap();
       details = outcome === 'ok' ? verdict.details : `${outcome} (exit ${result.exitCode}): ${verdict.details}`;
     } catch (err) {

@@ -60,7 +60,7 @@ describe('local sandbox without bubblewrap', () => {
   describeIf(ns.ok ? undefined : ns.reason, 'allowUnisolated, as root (own network, pid namespace and /proc)', () => {
     describeSandboxConformance('local (fallback, allowUnisolated)', async () => ({
       provider: localSandboxProvider({ root: root(), forceFallback: true, allowUnisolated: true, log: () => {} }), ...await endpoint(),
-    }), { open: filesOpen, limits: localLimits({ forceFallback: true }) });
+    }), { open: filesOpen, limits: localLimits({ forceFallback: true }), noWorkspacePath: 'without bubblewrap commands see the host\'s folders' });
   });
 });
 
@@ -69,6 +69,7 @@ describeIf(ns.ok ? undefined : ns.reason, 'netns sandbox (test kit)', () => {
   const networkOnly = 'the netns test kit isolates the network only and sets no limits';
   describeSandboxConformance('netns', async () => ({ provider: netnsSandboxProvider(), ...await endpoint() }), {
     open: filesOpen, unenforced: { pids: networkOnly, memory: networkOnly, cpus: networkOnly, wall: networkOnly },
+    noWorkspacePath: 'its files are not isolated',
   });
 });
 

@@ -16,8 +16,9 @@ import type { Holder } from './holder';
 import { IP, NETNS_RUN, PRLIMIT, type Machine } from './machine';
 import { EXEC_MARKER_ENV, killGroup, killMarked, SANDBOX_MARKER_ENV } from './marking';
 import { hostFiles, SandboxPaths } from './paths';
-import { DEFAULT_PIDS_LIMIT, SANDBOX_HOME, SANDBOX_PROXY_SOCKET, SANDBOX_WORKSPACE, bwrapArgs, makeSlot, sandboxPath, shapeOf, type Background, type SlotPool } from './slot';
+import { DEFAULT_PIDS_LIMIT, SANDBOX_HOME, SANDBOX_PROXY_SOCKET, bwrapArgs, makeSlot, sandboxPath, shapeOf, type Background, type SlotPool } from './slot';
 import { startProcess, warmSpawner } from './spawner';
+import { checkWorkspacePath, refuseWorkspacePath } from './workspace-path';
 import { removeTree } from './sweep';
 
 export { DEFAULT_PIDS_LIMIT, SANDBOX_HOME, SANDBOX_PROXY_SOCKET, SANDBOX_WORKSPACE, type Background } from './slot';
@@ -43,6 +44,8 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
   }
   if (isolatedNet && !existsSync(NETNS_RUN)) throw new ClawGymError(ErrorCodes.NOT_BUILT, `${NETNS_RUN} is missing`, { hint: 'run npm run build' });
   for (const p of spec.readOnlyPaths ?? []) if (!isAbsolute(p)) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `readOnlyPaths must be absolute: ${p}`);
+  if (spec.workspacePath !== undefined) checkWorkspacePath(spec.workspacePath, SANDBOX_HOME);
+  if (!bwrap) refuseWorkspacePath(spec, 'local', 'without bubblewrap its commands see the host\'s own folders');
 
   const limits = { ...spec.limits, pids: spec.limits.pids ?? DEFAULT_PIDS_LIMIT };
   const shape = shapeOf(spec);
@@ -50,7 +53,7 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
   const { dir, workspace, home, cgroups, holder } = slot;
   const runDir = dirname(dir);
 
-  const workspacePath = bwrap ? SANDBOX_WORKSPACE : workspace;
+  const workspacePath = bwrap ? shape.workspacePath : workspace;
   const homePath = bwrap ? SANDBOX_HOME : home;
   const paths = new SandboxPaths([{ inside: workspacePath, host: workspace }, { inside: homePath, host: home }], workspacePath);
   const PATH = sandboxPath();

@@ -10,6 +10,7 @@ import { killGroup } from './marking';
 import { hostFiles, SandboxPaths } from './paths';
 import { startProcess } from './spawner';
 import { stopWhen } from './stop';
+import { refuseWorkspacePath } from './workspace-path';
 
 export { SANDBOX_PROXY_PORT } from './forwarder';
 export { netnsAvailable } from './machine';
@@ -22,6 +23,7 @@ export { netnsAvailable } from './machine';
  */
 export async function createNetnsSandbox(spec: SandboxSpec): Promise<Sandbox> {
   refuseEnvironment(spec, 'netns');
+  refuseWorkspacePath(spec, 'netns', 'its files are not isolated: commands see the host\'s own folders');
   const socketPath = spec.modelEndpoint.socketPath;
   if (!socketPath) throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, 'the netns sandbox reaches the model through a Unix socket: spec.modelEndpoint.socketPath is required', { hint: 'listen on one with ServingProxy.listenUnix and pass its path' });
   const root = await mkdtemp(join(tmpdir(), `clawgym-${spec.runId}-${spec.rolloutId}-`));

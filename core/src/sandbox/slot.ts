@@ -39,6 +39,8 @@ export type Background = (removal: Promise<unknown>) => void;
 /** What a slot is made for: everything of a spec that is fixed once its holder runs. */
 export interface SlotShape {
   runId: string;
+  /** Where the workspace is bound inside (the spec's `workspacePath`, else {@link SANDBOX_WORKSPACE}). */
+  workspacePath: string;
   socketPath?: string;
   readOnlyPaths: string[];
   controllers: Controller[];
@@ -56,10 +58,13 @@ export interface Slot {
 }
 
 export function shapeOf(spec: SandboxSpec): SlotShape {
-  return { runId: spec.runId, socketPath: spec.modelEndpoint.socketPath, readOnlyPaths: spec.readOnlyPaths ?? [], controllers: controllersFor(spec.limits) };
+  return {
+    runId: spec.runId, workspacePath: spec.workspacePath ?? SANDBOX_WORKSPACE, socketPath: spec.modelEndpoint.socketPath,
+    readOnlyPaths: spec.readOnlyPaths ?? [], controllers: controllersFor(spec.limits),
+  };
 }
 
-const keyOf = (s: SlotShape) => JSON.stringify([s.runId, s.socketPath, s.readOnlyPaths, s.controllers]);
+const keyOf = (s: SlotShape) => JSON.stringify([s.runId, s.workspacePath, s.socketPath, s.readOnlyPaths, s.controllers]);
 
 /** PATH inside: the standard folders, and Node's own when it is elsewhere. */
 export function sandboxPath(): string {
@@ -71,7 +76,9 @@ export function sandboxPath(): string {
 /** bubblewrap up to `--`: the read-only system, the sandbox's folders, the model socket, every namespace unshared. */
 export function bwrapArgs(m: Machine, slot: Pick<Slot, 'workspace' | 'home'>, shape: SlotShape, cwd: string): string[] {
   const nodeDir = dirname(process.execPath);
-  const args = [m.bwrap!, ...m.systemArgs, '--bind', slot.workspace, SANDBOX_WORKSPACE, '--bind', slot.home, SANDBOX_HOME];
+  // The root is bubblewrap's own tmpfs: it makes the folders leading to a workspace path a task
+  // asks for (/root/.openclaw/workspace) itself, open to the sandbox's user.
+  const args = [m.bwrap!, ...m.systemArgs, '--bind', slot.workspace, shape.workspacePath, '--bind', slot.home, SANDBOX_HOME];
   const ro = new Set([dirname(NETNS_RUN), ...(nodeDir.startsWith('/usr/') ? [] : [nodeDir]), ...shape.readOnlyPaths]);
   for (const p of ro) args.push('--ro-bind-try', p, p);
   args.push('--bind', shape.socketPath!, SANDBOX_PROXY_SOCKET, '--remount-ro', '/');
@@ -119,7 +126,7 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
   // The holder's environment is PATH and LANG: never a secret, and no sandbox marker either (a
   // pooled holder's folder is renamed; it dies with its pid 1, its cgroup, and its runner).
   const holder = m.mode === 'bubblewrap' && m.holder
-    ? new Holder({ bwrap: bwrapArgs(m, { workspace, home }, shape, SANDBOX_WORKSPACE), env: { PATH: sandboxPath(), LANG: 'C.UTF-8' }, cgroups, port: SANDBOX_PROXY_PORT, socketInside: SANDBOX_PROXY_SOCKET })
+    ? new Holder({ bwrap: bwrapArgs(m, { workspace, home }, shape, shape.workspacePath), env: { PATH: sandboxPath(), LANG: 'C.UTF-8' }, cgroups, port: SANDBOX_PROXY_PORT, socketInside: SANDBOX_PROXY_SOCKET })
     : undefined;
   return { dir, workspace, home, cgName, cgroups, owner, holder };
 }

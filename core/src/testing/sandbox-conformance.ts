@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -53,6 +53,45 @@ export interface ConformanceOptions {
    */
   unenforced?: Partial<Record<Limit, string>>;
   timeoutMs?: number;
+  /**
+   * Why this provider cannot place the workspace at a path a task asks for
+   * (`SandboxSpec.workspacePath`): it must then refuse such a spec with SANDBOX_UNSUPPORTED.
+   * Unset: it must place it there.
+   */
+  noWorkspacePath?: string;
+}
+
+/** A workspace path as ClawGym-Task asks for one: below a folder that images close to other users. */
+export const ASKED_WORKSPACE = '/root/.openclaw/workspace';
+
+/**
+ * Check that a sandbox made with `workspacePath` has its workspace there: the default working
+ * folder, host files visible at that path, files written there back on the host, and a path a
+ * workspace may not take refused.
+ */
+async function checkWorkspacePlacement(s: ConformanceSetup, options: ConformanceOptions): Promise<void> {
+  const base = { runId: `wsp${randomBytes(3).toString('hex')}`, limits: {}, modelEndpoint: { socketPath: s.socketPath, url: s.url } };
+  if (options.noWorkspacePath !== undefined) {
+    await expect(s.provider.create({ ...base, rolloutId: 'asked', workspacePath: ASKED_WORKSPACE })).rejects.toMatchObject({ code: 'CLAWGYM_SANDBOX_UNSUPPORTED' });
+    return;
+  }
+  await expect(s.provider.create({ ...base, rolloutId: 'etc', workspacePath: '/etc/ws' })).rejects.toMatchObject({ code: 'CLAWGYM_SANDBOX_SPEC_INVALID' });
+  const sb = await s.provider.create({ ...base, rolloutId: 'asked', workspacePath: ASKED_WORKSPACE });
+  try {
+    expect(sb.workspacePath).toBe(ASKED_WORKSPACE);
+    mkdirSync(join(sb.workspaceHostPath, 'input'), { recursive: true });
+    writeFileSync(join(sb.workspaceHostPath, 'input', 'data.csv'), 'a,b\n1,2\n');
+    const script = `pwd; cat ${ASKED_WORKSPACE}/input/data.csv; mkdir -p output && echo done > ${ASKED_WORKSPACE}/output/answer.txt`;
+    const r = await sb.exec(['sh', '-c', script]);
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({ exitCode: 0, stdout: `${ASKED_WORKSPACE}\na,b\n1,2\n`, stderr: '' });
+    await sb.sync?.();
+    expect(readFileSync(join(sb.workspaceHostPath, 'output', 'answer.txt'), 'utf8')).toBe('done\n');
+    // The sandbox's own file operations use the same path.
+    await sb.writeFile(`${ASKED_WORKSPACE}/reward/flag`, 'x');
+    expect((await sb.exec(['cat', 'reward/flag'])).stdout).toBe('x');
+  } finally {
+    await sb.destroy();
+  }
 }
 
 /**
@@ -318,6 +357,9 @@ export function describeSandboxConformance(name: string, setup: () => Promise<Co
         await sb.destroy();
       }
     }, Math.max(timeout, 90_000));
+    it(options.noWorkspacePath === undefined ? `places the workspace at a path the task asks for (${ASKED_WORKSPACE})` : `refuses a workspace path it cannot honour (${options.noWorkspacePath})`, async () => {
+      await checkWorkspacePlacement(s!, options);
+    }, Math.max(timeout, 60_000));
     limitTests(() => s!, options);
   });
 }

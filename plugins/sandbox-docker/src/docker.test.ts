@@ -292,6 +292,8 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     expect(await provider.check()).toEqual({ ok: true, reason: expect.stringMatching(new RegExp(`^unix://${dockerd.socketPath}: engine \\d\\S*, image ${image}$`)) });
     const noImage = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image: 'clawgym-sandbox:never-built' });
     expect(await noImage.check()).toEqual({ ok: false, reason: expect.stringContaining('image clawgym-sandbox:never-built missing'), install: `DOCKER_HOST=unix://${dockerd.socketPath} bash scripts/docker-image.sh` });
+    const noOpenclaw = new DockerSandboxProvider({ socketPath: dockerd.socketPath, image: 'clawgym-openclaw:never-built' });
+    expect(await noOpenclaw.check()).toEqual({ ok: false, reason: expect.stringContaining('image clawgym-openclaw:never-built missing'), install: `DOCKER_HOST=unix://${dockerd.socketPath} bash scripts/openclaw-image.sh` });
     const nobody = new DockerSandboxProvider({ socketPath: join(socketDir, 'no-engine.sock'), image });
     const down = await nobody.check();
     expect(down).toMatchObject({ ok: false, reason: expect.stringContaining('no Docker engine answers'), install: expect.stringContaining('apt-get install -y docker.io') });

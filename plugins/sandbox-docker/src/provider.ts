@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
-  ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
+  checkWorkspacePath, ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, ownerAlive, ownerStamp, parseOwner, readOwnerFile, removeTree, SandboxPaths, stopWhen, writeOwnerFile,
   type ExecOptions, type ExecResult, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport,
 } from '@clawgym/core';
 import Docker from 'dockerode';
@@ -27,6 +27,16 @@ export const SANDBOX_PROXY_PORT = 4141;
 
 export const WORKSPACE = '/workspace';
 export const HOME = '/home/agent';
+
+/**
+ * When the workspace a task asks for lies below `/root` (ClawGym-Task's
+ * `/root/.openclaw/workspace`): `/root` is closed to other users (0700) in Debian-based images
+ * and the sandbox's user is not root, so an empty, open folder of the sandbox is bound over it
+ * (a tmpfs would not do: runc gives it the mode of the folder it covers). Nothing of the
+ * image's `/root` is needed: HOME is {@link HOME}.
+ */
+const ROOT_HOME = '/root';
+const underRootHome = (workdir: string) => workdir.startsWith(`${ROOT_HOME}/`);
 export const PROXY_SOCKET = '/run/clawgym/proxy.sock';
 export const NETNS_RUN = '/opt/clawgym/netns-run.js';
 /**
@@ -617,7 +627,9 @@ export class DockerSandboxProvider implements SandboxProvider {
         await withTimeout(h.docker.getImage(this.image).inspect(), 5_000, `${h.url} image inspect`);
       } catch (err) {
         if (statusOf(err) !== 404) return { ok: false, line: `${h.url}: engine ${version}, but the image check failed (${messageOf(err)})` };
-        return { ok: false, line: `${h.url}: engine ${version}, image ${this.image} missing`, fix: `DOCKER_HOST=${h.url} bash scripts/docker-image.sh` };
+        // The OpenClaw image (Debian, Python, Node 24, the OpenClaw and Claude Code CLIs) has its own build script.
+        const script = this.image.startsWith('clawgym-openclaw:') ? 'scripts/openclaw-image.sh' : 'scripts/docker-image.sh';
+        return { ok: false, line: `${h.url}: engine ${version}, image ${this.image} missing`, fix: `DOCKER_HOST=${h.url} bash ${script}` };
       }
       return { ok: true, line: `${h.url}: engine ${version}, image ${this.image}` };
     }));
@@ -660,6 +672,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     let released = false;
     const release = () => { if (!released) { released = true; host.inUse--; } };
     try {
+      if (spec.workspacePath !== undefined) checkWorkspacePath(spec.workspacePath, HOME);
       const taskImage: TaskImage | undefined = spec.environment
         ? await this.imagesOf(host).prepare(spec.environment, { runId: spec.runId, logDir: spec.logDir, labels: { [LABEL_RUN]: spec.runId, [LABEL_ROLLOUT]: spec.rolloutId } })
         : undefined;
@@ -683,7 +696,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   /** The warm pool of containers made the way `spec` needs on `host` (what is fixed when a container is created). */
   private poolFor(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): WarmPool<Started> {
     const { cpus, memoryMb, pids } = spec.limits;
-    const key = JSON.stringify([host.url, spec.runId, socketPath, taskImage?.tag ?? this.image, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
+    const key = JSON.stringify([host.url, spec.runId, socketPath, taskImage?.tag ?? this.image, spec.workspacePath ?? null, cpus, memoryMb, pids, [...new Set(spec.readOnlyPaths ?? [])].sort()]);
     let pool = this.pools.get(key);
     if (!pool) {
       pool = new WarmPool<Started>({
@@ -768,7 +781,7 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   private async start(host: DockerHost, spec: SandboxSpec, socketPath: string, taskImage: TaskImage | undefined): Promise<Started> {
     const files = host.local ? netnsRunFiles() : [];
-    const workdir = taskImage?.workdir ?? WORKSPACE;
+    const workdir = spec.workspacePath ?? taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
       const owner = ownerStamp();
@@ -779,6 +792,12 @@ export class DockerSandboxProvider implements SandboxProvider {
       await mkdir(workspace);
       await mkdir(join(home, 'tmp'), { recursive: true });
       await mkdir(opt);
+      const rootHome = join(root, 'root-home');
+      if (underRootHome(workdir)) {
+        if (!host.local) throw new ClawGymError(ErrorCodes.SANDBOX_UNSUPPORTED, `the workspace path ${workdir} lies in /root, which a sandbox on the remote Docker host ${host.url} cannot open to its user`, { hint: 'run such tasks on a local Docker host or the local (bubblewrap) sandbox' });
+        await mkdir(rootHome, { mode: 0o755 });
+        await chmod(rootHome, 0o755);
+      }
       for (const f of files) await copyFile(f, join(opt, basename(f)));
       const readOnly = [...new Set(spec.readOnlyPaths ?? [])];
       // A remote host sees none of our folders: the workspace and HOME are volumes of this
@@ -822,6 +841,7 @@ export class DockerSandboxProvider implements SandboxProvider {
             Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
             // A remote host sees none of our folders: volumes, filled through the archive API.
             Mounts: remote?.mounts ?? [
+              ...(underRootHome(workdir) ? [{ Type: 'bind' as const, Source: rootHome, Target: ROOT_HOME }] : []),
               { Type: 'bind', Source: workspace, Target: workdir },
               { Type: 'bind', Source: home, Target: HOME },
               { Type: 'bind', Source: opt, Target: '/opt/clawgym', ReadOnly: true },

@@ -18,12 +18,13 @@ export async function filesUnder(dir: string, skip: (rel: string) => boolean = (
   return out.sort();
 }
 
-/** Copy files of a host folder into a workspace; executable files stay executable. */
-export async function copyToWorkspace(dir: string, files: string[], ws: Workspace): Promise<void> {
+/** Copy files of a host folder into a workspace (under its folder `under`); executable files stay executable. */
+export async function copyToWorkspace(dir: string, files: string[], ws: Workspace, under = ''): Promise<void> {
   for (const f of files) {
-    await ws.writeFile(f, await readFile(join(dir, f)));
+    const to = under ? join(under, f) : f;
+    await ws.writeFile(to, await readFile(join(dir, f)));
     const { mode } = await stat(join(dir, f));
-    if (mode & 0o111) await chmod(join(ws.root, f), 0o755);
+    if (mode & 0o111) await chmod(join(ws.root, to), 0o755);
   }
 }
 

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, isClawGymError, oracleOf, type OracleTurn } from '@clawgym/core';
 import { createTestKernel, recordingSandbox, type RecordingSandbox } from '@clawgym/core/testing';
-import taskFormats, { clawgymBench, harbor, loadClawGymBench, loadHarbor, parseHarborToml, parseRewardJson, parseScore, rewriteHarborPaths } from './index';
+import taskFormats, { clawgymBench, harbor, workdirOf, loadClawGymBench, loadHarbor, parseHarborToml, parseRewardJson, parseScore, rewriteHarborPaths } from './index';
 
 const FIX = join(__dirname, '__fixtures__');
 const dirs: string[] = [];
@@ -32,9 +33,21 @@ describe('Harbor loader', () => {
   it("with environment: 'copy', copies environment/ into the workspace, without Docker files, tests or solution", async () => {
     const [greet] = await loadHarbor(join(FIX, 'harbor'), { environment: 'copy' });
     expect(greet!.environment).toBeUndefined();
+    // The files go where the image would have had them: its WORKDIR is the workspace's path.
+    expect(greet!.workspacePath).toBe('/app');
     const ws = workspace();
     await greet!.setup(ws);
     expect(await ws.list()).toEqual(['greet.sh']);
+  });
+
+  it("reads the workspace path from the Dockerfile's WORKDIR (relative ones resolved), none when it cannot be known", async () => {
+    const d = workspace().root;
+    const at = async (text: string) => { writeFileSync(join(d, 'Dockerfile'), text); return workdirOf(join(d, 'Dockerfile')); };
+    expect(await at('FROM x\nWORKDIR /srv\nWORKDIR app\n')).toBe('/srv/app');
+    expect(await at('FROM x\nWORKDIR $HOME/app\n')).toBeUndefined();
+    expect(await at('FROM x\nWORKDIR /\n')).toBeUndefined();
+    expect(await at('FROM x\nWORKDIR /usr/src/app\n')).toBeUndefined(); // a system folder: the sandbox refuses it
+    expect(await at('FROM x\n')).toBeUndefined();
   });
 
   it('parses task.toml defensively and rewrites Harbor container paths in test.sh', async () => {
@@ -60,6 +73,29 @@ describe('ClawGym-Bench loader', () => {
     expect(await ws.list('photos')).toEqual(['IMG_001.JPG', 'IMG_002.JPG', 'IMG_003.JPG', 'IMG_004.JPG']);
     expect((await oracleOf(tasks[0]!))?.[0]?.toolCalls[0]?.name).toBe('bash');
   });
+});
+
+describe('ClawGym-Task folders at scale', () => {
+  it('load thousands of tasks without reading their inputs, each broken one reported by itself', async () => {
+    const root = workspace().root;
+    const broken = new Set<number>();
+    for (let i = 0; i < 2000; i++) {
+      const dir = join(root, `task_${String(i).padStart(4, '0')}`);
+      mkdirSync(join(dir, 'reward'), { recursive: true });
+      mkdirSync(join(dir, 'input_files', 'input'), { recursive: true });
+      writeFileSync(join(dir, 'data_entry.json'), JSON.stringify({ task_id: `task_${i}`, user_query: `q${i}`, input_mount_dir: '/root/.openclaw/workspace', metadata: { category: '', grading_type: 'automated' } }));
+      if (i % 97 === 5) { broken.add(i); continue; } // no reward/reward.sh
+      writeFileSync(join(dir, 'reward', 'reward.sh'), 'echo 1\n');
+    }
+    // An input that would block whoever read it: loading must not copy inputs up front.
+    execFileSync('mkfifo', [join(root, 'task_0000', 'input_files', 'input', 'pipe')]);
+    const logs: string[] = [];
+    const tasks = await loadClawGymBench(root, { log: (m) => logs.push(m) });
+    expect(tasks).toHaveLength(2000 - broken.size);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain(`${broken.size} of 2000 ClawGym-Bench task(s)`);
+    for (const i of broken) expect(logs[0]).toContain(`${join(root, `task_${String(i).padStart(4, '0')}`)}: no reward/reward.sh`);
+  }, 60_000);
 });
 
 describe('script verifiers', () => {

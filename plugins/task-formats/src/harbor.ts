@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
-import { ClawGymError, ErrorCodes, isClawGymError, messageOf, type SandboxLimits, type Task, type TaskEnvironment, type TaskSuite, type Verdict, type VerifyContext } from '@clawgym/core';
+import { checkWorkspacePath, ClawGymError, ErrorCodes, isClawGymError, messageOf, type SandboxLimits, type Task, type TaskEnvironment, type TaskSuite, type Verdict, type VerifyContext } from '@clawgym/core';
 import { copyToWorkspace, filesUnder, isDir, subdirs } from './files';
 import { bashOracle } from './oracle';
 import { pickSplit, type SplitOptions } from '@clawgym/core';
@@ -162,6 +162,8 @@ export async function loadHarborTask(dir: string, options: HarborOptions = {}): 
   const solveScript = existsSync(solve) ? await readFile(solve, 'utf8') : undefined;
   const mode = options.environment ?? 'image';
   const environment = mode === 'image' ? await imageOf(abs, envDir, config, tomlPath) : undefined;
+  // Copied instead of built: the files still go where the image would have them, its WORKDIR.
+  const workspacePath = mode === 'copy' ? await workdirOf(join(envDir, 'Dockerfile')) : undefined;
   const limits: SandboxLimits = {
     ...(config.environment.cpus !== undefined ? { cpus: config.environment.cpus } : {}),
     ...(config.environment.memoryMb !== undefined ? { memoryMb: config.environment.memoryMb } : {}),
@@ -212,9 +214,26 @@ export async function loadHarborTask(dir: string, options: HarborOptions = {}): 
     },
     verify,
     ...(environment ? { environment } : {}),
+    ...(workspacePath ? { workspacePath } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
     ...(solveScript !== undefined ? { solveScript, oracle: bashOracle(solveScript) } : {}),
   };
+}
+
+/**
+ * The WORKDIR a Dockerfile ends in (each relative one resolved against the one before), when it
+ * is a path a sandbox may place a workspace at; undefined otherwise (none, `/`, a `$VARIABLE`).
+ */
+export async function workdirOf(dockerfile: string): Promise<string | undefined> {
+  if (!existsSync(dockerfile)) return undefined;
+  let dir = '/';
+  for (const m of (await readFile(dockerfile, 'utf8')).matchAll(/^\s*WORKDIR\s+(\S+)\s*$/gim)) {
+    const w = m[1]!.replace(/^["']|["']$/g, '');
+    if (w.includes('$')) return undefined;
+    dir = posix.resolve(dir, w);
+  }
+  if (dir === '/') return undefined;
+  try { return checkWorkspacePath(dir, '/home/agent'); /* HOME in every sandbox */ } catch { return undefined; }
 }
 
 /** The task's image: built from environment/Dockerfile (or Harbor's prebuilt `docker_image`). */

@@ -1,16 +1,26 @@
 import { definePlugin, z } from '@clawgym/core';
 import { clawgymBench } from './clawgym-bench';
 import { harbor } from './harbor';
+import { pinchbench } from './pinchbench';
+import { PinchJudgeSchema } from './pinchbench-grade';
 
-export { contentHash, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
-export { clawgymBench, loadClawGymBench, loadClawGymBenchTask, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
+export { contentHash, workdirOf, harbor, loadHarbor, loadHarborFolder, loadHarborTask, parseHarborToml, rewriteHarborPaths, type HarborConfig, type HarborLoad, type HarborOptions, type HarborTask, type TaskProblem } from './harbor';
+export { clawgymBench, loadClawGymBench, loadClawGymBenchFolder, loadClawGymBenchTask, type ClawGymBenchLoad, type ClawGymBenchOptions, type ClawGymBenchTask } from './clawgym-bench';
+export { gradeClawGym, readRewardRun, OPENCLAW_WORKSPACE, PAYLOAD_FILE, REWARD_TIMEOUT_MS, type ClawGymGradeInput, type RewardReading } from './clawgym-reward';
+export { agrees, clawgymAgreement, outputPathsOf, stubVariant, type AgreementCase, type AgreementOptions, type AgreementVariant, type Graded } from './clawgym-agreement';
+export { openclawTranscript, type TranscriptEntry } from './openclaw-transcript';
+export { loadPinchBenchFolder, pinchbench, type PinchBenchLoad, type PinchBenchOptions, type PinchBenchTask } from './pinchbench';
+export { combineGrades, gradeAutomated, gradeByJudge, judgePromptOf, parseJudgeText, summarizeTranscript, PinchJudgeSchema, type PartGrade, type PinchJudge } from './pinchbench-grade';
+export { parsePinchBenchTask, type GradingType, type PinchBenchSpec, type WorkspaceFile } from './pinchbench-task';
+export { pyFloat, pySplitLines, pyStrip } from './py-float';
 export { bashOracle } from './oracle';
 export { splitOf, pickSplit, type SplitOptions } from '@clawgym/core';
 export { VERIFIER_DIR, requireSandbox, parseScore, parseRewardJson } from './verifier-script';
 
 /**
- * `@clawgym/task-formats`: no fixed suite; one `harbor:<folder>` suite per folder in `harbor`
- * and one `clawgym-bench:<folder>` suite per folder in `clawgymBench`. Their verifiers run
+ * `@clawgym/task-formats`: no fixed suite; one `harbor:<folder>` suite per folder in `harbor`,
+ * one `clawgym-bench:<folder>` suite per folder in `clawgymBench` and one `pinchbench:<folder>`
+ * suite per folder in `pinchbench`. Their verifiers run
  * scripts inside the rollout's sandbox.
  */
 const split = {
@@ -31,7 +41,16 @@ const HarborFolder = folder({
   /** Fail on the first broken task instead of loading the others and reporting it. */
   strict: z.boolean().optional(),
 });
-const BenchFolder = folder({});
+const PinchFolder = folder({
+  /** The judge of llm_judge and hybrid tasks (an OpenAI-compatible chat endpoint). */
+  judge: PinchJudgeSchema.optional(),
+});
+const BenchFolder = folder({
+  /** reward.sh's time limit in ms (default 120 000, ClawGym-RL's). */
+  rewardTimeoutMs: z.number().int().positive().optional(),
+  /** Fail on the first broken task instead of loading the others and reporting it. */
+  strict: z.boolean().optional(),
+});
 
 const taskFormats = definePlugin({
   name: 'clawgym:task-formats',
@@ -39,6 +58,8 @@ const taskFormats = definePlugin({
   options: z.strictObject({
     harbor: z.array(HarborFolder).default([]),
     clawgymBench: z.array(BenchFolder).default([]),
+    /** PinchBench repositories (tasks/*.md, assets/), one `pinchbench:<folder>` suite each. */
+    pinchbench: z.array(PinchFolder).default([]),
   }),
   apply(api, options) {
     const asOptions = <F extends { dir: string }>(f: string | F) => (typeof f === 'string' ? { dir: f } : f);
@@ -48,7 +69,11 @@ const taskFormats = definePlugin({
     }
     for (const f of options.clawgymBench) {
       const { dir, ...o } = asOptions(f);
-      api.provide.taskSuite(clawgymBench(dir, o));
+      api.provide.taskSuite(clawgymBench(dir, { log: (m) => api.log.warn(m), ...o }));
+    }
+    for (const f of options.pinchbench) {
+      const { dir, ...o } = asOptions(f);
+      api.provide.taskSuite(pinchbench(dir, { log: (m) => api.log.warn(m), ...o }));
     }
   },
 });

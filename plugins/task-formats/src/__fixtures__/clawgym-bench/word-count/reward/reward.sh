@@ -1,11 +1,8 @@
-#!/bin/bash
-# ClawGym-Bench reward: $1 is the workspace; the last line printed is the score.
-ws="${1:-$PWD}"
-here="$(cd "$(dirname "$0")" && pwd)"
-echo "checking $ws/word_count.txt"
-if [ -f "$ws/word_count.txt" ] && [ "$(tr -d ' \n' < "$ws/word_count.txt")" = "$(tr -d ' \n' < "$here/expected.txt")" ]; then
-  echo 1
-else
-  echo "word_count.txt missing or wrong"
-  echo 0
-fi
+#!/usr/bin/env bash
+# As ClawGym-Task's reward.sh: check.py-style sub-scores as JSON, averaged by python3 on the last line.
+set -euo pipefail
+ws=/root/.openclaw/workspace
+exists=0; right=0
+if [ -f "$ws/word_count.txt" ]; then exists=1; fi
+if [ "$exists" = 1 ] && [ "$(tr -d ' \n' < "$ws/word_count.txt")" = "$(tr -d ' \n' < "$ws/reward/expected.txt")" ]; then right=1; fi
+echo "{\"exists\": $exists, \"right\": $right}" | python3 -c 'import json, sys; d = json.loads(sys.stdin.read()); print(sum(map(float, d.values())) / len(d))'

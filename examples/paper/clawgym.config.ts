@@ -1,0 +1,69 @@
+import { defineConfig } from '@clawgym/core';
+import taskFormats from '@clawgym/task-formats';
+
+/**
+ * The paper's run: a Qwen3 policy trained with GRPO on ClawGym-Task through OpenClaw and Claude
+ * Code mixed, Pass@1 held out on ClawGym-Bench, every rollout in a Docker sandbox of the OpenClaw
+ * image and graded by its task's own reward.sh, as ClawGym-RL grades it. Settings from
+ * ClawGym-RL's RL/run_qwen3_4b.sh: 8 tasks a step, 8 samples per task (the GRPO group), learning
+ * rate 1e-6, 65,536-token context, 8,192 tokens per reply, evaluation every 5 steps.
+ *
+ * Set, or edit below (README.md says how to get each):
+ *   CLAWGYM_TASK_DIR    ClawGym-Task folder (RL/data/clawgym_train)     default <this folder>/data/clawgym_train
+ *   CLAWGYM_BENCH_DIR   ClawGym-Bench folder (RL/data/clawgym_eval)     default <this folder>/data/clawgym_eval
+ *   QWEN3_TOKENIZER     the model's Hugging Face folder (tokenizer)      default <this folder>/models/qwen3-4b
+ *   VLLM_URL            the vLLM (or SGLang: engine 'sglang') server     default http://127.0.0.1:8001
+ *   TINKER_URL          the Tinker-API trainer (SkyRL, hosted Tinker)    default http://127.0.0.1:8000
+ *
+ * The one switch, CLAWGYM_STANDINS=1: ClawGym's own `clawgym trainer serve` stands in for both
+ * the trainer and the sampler (the embedded model behind the Tinker API, at TINKER_URL), so the
+ * whole path runs on one machine without a GPU. The embedded model will not solve these tasks.
+ */
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+
+/** Where the parts are, and whether the stand-ins replace the engine and the trainer. */
+export interface PaperSetup {
+  taskDir: string;
+  benchDir: string;
+  tokenizer: string;
+  vllmUrl: string;
+  tinkerUrl: string;
+  standins: boolean;
+}
+
+export function paperConfig(p: PaperSetup) {
+  const tinker = { baseUrl: p.tinkerUrl, baseModel: p.standins ? 'embedded' : 'Qwen/Qwen3-4B' };
+  return defineConfig({
+    name: p.standins ? 'paper-standins' : 'paper',
+    plugins: [taskFormats({
+      clawgymBench: [
+        { dir: p.taskDir, name: 'clawgym-task', testFraction: 0 },
+        { dir: p.benchDir, name: 'clawgym-bench', testFraction: 1 },
+      ],
+    })],
+    tasks: ['clawgym-task', 'clawgym-bench'],
+    // The OpenClaw image has both CLIs on PATH (scripts/openclaw-image.sh).
+    harnesses: [
+      { use: 'openclaw', options: { contextWindow: 65_536, maxTokens: 8192, requestTimeoutSeconds: 900 } },
+      { use: 'claude-code', options: { bin: 'claude' } },
+    ],
+    engine: p.standins
+      ? { use: 'tinker', options: { ...tinker } }
+      : { use: 'vllm', options: { baseUrl: p.vllmUrl, model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer } },
+    trainer: { use: 'tinker', options: { ...tinker, loraRank: p.standins ? 0 : 32, optimizer: { lr: 1e-6 } } },
+    sandbox: { use: 'docker', options: { image: 'clawgym-openclaw:1' } },
+    algorithm: 'grpo',
+    run: p.standins
+      ? { steps: 2, tasksPerStep: 2, groupSize: 2, concurrency: 2, evalEvery: 0, evalTasks: 2, rolloutTimeoutMs: 600_000, outDir: '../../runs' }
+      : { steps: 200, tasksPerStep: 8, groupSize: 8, concurrency: 64, evalEvery: 5, evalTasks: 200, rolloutTimeoutMs: 900_000, outDir: '../../runs' },
+  });
+}
+
+export default paperConfig({
+  taskDir: env('CLAWGYM_TASK_DIR', `${__dirname}/data/clawgym_train`),
+  benchDir: env('CLAWGYM_BENCH_DIR', `${__dirname}/data/clawgym_eval`),
+  tokenizer: env('QWEN3_TOKENIZER', `${__dirname}/models/qwen3-4b`),
+  vllmUrl: env('VLLM_URL', 'http://127.0.0.1:8001'),
+  tinkerUrl: env('TINKER_URL', 'http://127.0.0.1:8000'),
+  standins: process.env.CLAWGYM_STANDINS === '1',
+});
