@@ -74,9 +74,17 @@ export const ConfigSchema = z.strictObject({
      * Asynchronous rollouts: they keep running while the trainer steps, and a step trains on the
      * freshest finished groups. A rollout served by weights more than `maxStaleness` policy
      * versions behind the trainer is dropped (counted, never trained); the truncated importance
-     * weight corrects the lag of the rest. Unset: the synchronous loop.
+     * weight corrects the lag of the rest, token by token against the logprobs of the version
+     * that generated each token. A weight update may land between two calls of one rollout
+     * (partial rollouts): every call records the version that served it, and `maxVersionSpan`
+     * bounds how many versions one rollout's calls may span (newest − oldest; a rollout spanning
+     * more is dropped, counted as `async/span_dropped`). Unset: `maxStaleness`, which already
+     * bounds it. Unset `async`: the synchronous loop.
      */
-    async: z.strictObject({ maxStaleness: z.number().int().min(0).default(2) }).optional(),
+    async: z.strictObject({
+      maxStaleness: z.number().int().min(0).default(2),
+      maxVersionSpan: z.number().int().min(0).optional(),
+    }).optional(),
   }).prefault({}),
   loss: z.strictObject({
     clipLow: z.number().positive().default(0.2),

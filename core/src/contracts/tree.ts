@@ -18,6 +18,12 @@ export interface TreeNode {
    * temperature and top-p), which a trainer scores them under. Unset: temperature 1, top-p 1.
    */
   sampling?: { temperature: number; topP: number };
+  /**
+   * For generated runs: the policy version that served the call (its record's). In an
+   * asynchronous run a weight update can land between two calls of one rollout, so one tree can
+   * hold tokens of several versions; each token's rollout logprob is that version's.
+   */
+  policyVersion?: number;
   /** Set when a filter removed this node from the loss, with the filter's reason. */
   removedBy?: string;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JinjaRenderer } from './jinja-env';
-import { lookAlikeRegex, Neutralizer, Opaque } from './neutralize';
+import { LookAlikes, Neutralizer, Opaque } from './neutralize';
 import { loadModelFolder } from './folder';
 import { testModelDir, type TestModel } from './__fixtures__/test-models';
 
@@ -140,7 +140,7 @@ describe('an opaque text (a message\'s text rendered before it is known)', () =>
     '{{ message.content | trim }}', "{{ (message.content ~ 'a') | length }}", "{% if not message.content %}e{% endif %}",
   ];
   const opaqueMessage = () => {
-    const neutral = new Neutralizer(lookAlikeRegex([]));
+    const neutral = new Neutralizer(new LookAlikes([]));
     const content = new Opaque();
     return { message: neutral.apply({ role: 'tool', content }), content };
   };

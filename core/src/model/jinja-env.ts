@@ -118,15 +118,22 @@ export class JinjaRenderer {
   /** The template compiled to a function (see jinja-compile.ts); undefined: the interpreter renders. */
   private compiled?: CompiledTemplate;
   private renders = 0;
+  /** Whether the constructor's `rewrite` changed the template. */
+  readonly rewritten: boolean;
 
   /**
    * `crossCheckEvery`: every n-th compiled render is also rendered by the interpreter; if they
    * ever differ, the compiled form is dropped for good (the interpreter is the reference).
    */
-  constructor(source: string, private readonly now: () => Date = () => new Date(), private readonly crossCheckEvery = 64) {
+  /**
+   * `rewrite`: changes the parsed template before it is compiled (jinja-template.ts hides the
+   * control tokens of the literals a template looks inside text with); returns whether it changed it.
+   */
+  constructor(source: string, private readonly now: () => Date = () => new Date(), private readonly crossCheckEvery = 64, rewrite?: (parsed: unknown) => boolean) {
     try {
       this.template = new Template(source);
       pythonStrip(this.template.parsed);
+      this.rewritten = rewrite?.(this.template.parsed) ?? false;
     } catch (err) {
       throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template does not parse: ${messageOf(err)}`, { cause: err });
     }

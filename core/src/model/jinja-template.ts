@@ -8,7 +8,8 @@ import { eventsToMessage } from '../engine/output';
 import { detectFamily, type Family } from './families';
 import type { HfTokenizer } from './hf-tokenizer';
 import { JinjaRenderer, type Prepared } from './jinja-env';
-import { lookAlikeRegex, Neutralizer, Opaque } from './neutralize';
+import { hideInspectedLiterals } from './inspected-literals';
+import { LookAlikes, Neutralizer, Opaque, type NeutralSeed } from './neutralize';
 import { idStreamParser } from './parsers/types';
 import { templateTools, toTemplateMessages, type TemplateMessage } from './template-messages';
 
@@ -72,6 +73,12 @@ export interface Rendered { text: string; ids: TokenIds }
 /** The rendered text with placeholders still in, and how to encode it. */
 export interface RawRender { raw: string; neutral: Neutralizer }
 
+/** A tool list converted for rendering, and what its neutralizing left (see Neutralizer). */
+interface PreparedTools { value: Prepared; seed: NeutralSeed }
+
+/** The tools of a render, prepared with look-alikes hidden or (`plain`) left in. */
+type ToolsFor = (plain: boolean) => PreparedTools | undefined;
+
 /** A context message with long text cut to its two ends (templates test prefixes and suffixes). */
 function abbreviate(m: TemplateMessage): TemplateMessage {
   return m.content.length > 96 ? { ...m, content: `${m.content.slice(0, 48)}${m.content.slice(-48)}` } : m;
@@ -93,52 +100,75 @@ export class JinjaChatTemplate implements ChatTemplate {
   readonly stopIds: readonly number[];
   readonly family: Family;
   private readonly renderer: JinjaRenderer;
-  private readonly lookAlike: RegExp;
+  /** The template as written, for renders of the original messages (the same renderer when `renderer` rewrote nothing). */
+  private plainRenderer?: JinjaRenderer;
+  private readonly looks: LookAlikes;
   private readonly splitRe?: RegExp;
   private readonly stopTexts: string[];
   private readonly skipIds: Set<number>;
 
   constructor(private readonly o: JinjaTemplateOptions) {
-    this.renderer = new JinjaRenderer(o.source, o.now);
+    this.looks = new LookAlikes(o.tokenizer.control.keys());
+    this.renderer = new JinjaRenderer(o.source, o.now, undefined, (parsed) => hideInspectedLiterals(parsed, (s) => this.looks.hide(s)));
     this.family = o.family ?? detectFamily(o.source, o.tokenizer.control);
     this.name = `jinja:${this.family.name}`;
     this.stopIds = [...new Set(o.stopIds)];
-    this.lookAlike = lookAlikeRegex(o.tokenizer.control.keys());
     this.splitRe = o.tokenizer.controlPattern;
     this.stopTexts = this.stopIds.map((id) => o.tokenizer.decode([id])).filter(Boolean);
     this.skipIds = new Set(this.stopIds);
   }
 
-  /** Render template messages; placeholders stay in until encoding. */
-  private renderRaw(messages: readonly TemplateMessage[], tools: readonly ToolSpec[], addGenerationPrompt: boolean): RawRender {
-    return this.renderWith(messages, this.toolsOf(tools), addGenerationPrompt);
+  /** Render template messages; placeholders stay in until encoding. `hidden`: look-alikes hidden whatever the template does. */
+  private renderRaw(messages: readonly TemplateMessage[], tools: readonly ToolSpec[], addGenerationPrompt: boolean, hidden = false): RawRender {
+    return this.renderWith(messages, (plain) => this.toolsOf(tools, plain), addGenerationPrompt, false, hidden)!;
   }
 
   /** Tools prepared for rendering; a settled list (the session's stand-in tools) cannot change: prepared once, found by identity. */
-  private toolsOf(tools: readonly ToolSpec[]): { value: Prepared; originals: readonly string[] } | undefined {
+  private toolsOf(tools: readonly ToolSpec[], plain: boolean): PreparedTools | undefined {
     if (tools.length && isSettled(tools)) {
-      let t = this.settledTools.get(tools);
-      if (!t) this.settledTools.set(tools, (t = this.preparedTools(templateTools(tools))));
+      const cache = this.settledTools[plain ? 1 : 0];
+      let t = cache.get(tools);
+      if (!t) cache.set(tools, (t = this.preparedTools(templateTools(tools), plain)));
       return t;
     }
     const list = templateToolsOf(tools);
-    return list ? this.preparedTools(list) : undefined;
+    return list ? this.preparedTools(list, plain) : undefined;
   }
 
   /** Settled values found to hold no look-alike (see Neutralizer). */
   private readonly cleanValues = new WeakSet<object>();
 
-  private readonly settledTools = new WeakMap<readonly ToolSpec[], { value: Prepared; originals: readonly string[] }>();
+  private readonly settledTools = [new WeakMap<readonly ToolSpec[], PreparedTools>(), new WeakMap<readonly ToolSpec[], PreparedTools>()] as const;
 
   private renderTemplate(messages: readonly unknown[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): RawRender {
-    return this.renderWith(messages, tools ? this.preparedTools(tools) : undefined, addGenerationPrompt);
+    return this.renderWith(messages, (plain) => (tools ? this.preparedTools(tools, plain) : undefined), addGenerationPrompt)!;
   }
 
-  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean): RawRender;
-  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean, opaque: true): RawRender | undefined;
-  /** `opaque`: the messages hold {@link Opaque} texts; the compiled form's render only, undefined where it cannot make one. */
-  private renderWith(messages: readonly unknown[], t: { value: Prepared; originals: readonly string[] } | undefined, addGenerationPrompt: boolean, opaque = false): RawRender | undefined {
-    const neutral = new Neutralizer(this.lookAlike, t?.originals, this.cleanValues);
+  /**
+   * Render with the look-alikes in message text hidden (neutralize.ts). Where the text holds any,
+   * the original messages are rendered too, by the template as written: if the two texts differ
+   * (the template looked inside the text other than with the literals it was rewritten for), the
+   * original render is taken when no token of its look-alikes is also markup in the hidden render
+   * — then the tokenizer can tell text from markup by the token alone (Neutralizer.found);
+   * otherwise the hidden render stands (its markup is certain; its text may differ from Python's).
+   * `opaque`: the messages hold {@link Opaque} texts; the compiled form's render only, undefined
+   * where it cannot make one. `hidden`: the hidden render only.
+   */
+  private renderWith(messages: readonly unknown[], tools: ToolsFor, addGenerationPrompt: boolean, opaque = false, hidden = false): RawRender | undefined {
+    const render = this.renderOnce(this.renderer, messages, tools(false), addGenerationPrompt, opaque, false);
+    if (!render || hidden || !render.neutral.met) return render;
+    this.plainRenderer ??= this.renderer.rewritten ? new JinjaRenderer(this.o.source, this.o.now) : this.renderer;
+    let original: RawRender | undefined;
+    try {
+      original = this.renderOnce(this.plainRenderer, messages, tools(true), addGenerationPrompt, opaque, true);
+    } catch { return render; /* the template refuses the original text: the hidden render stands */ }
+    if (!original || original.neutral.restore(original.raw) === render.neutral.restore(render.raw)) return render;
+    if (this.splitRe) for (const m of render.raw.matchAll(this.splitRe)) if (original.neutral.found.has(m[0])) return render;
+    return original;
+  }
+
+  private renderOnce(renderer: JinjaRenderer, messages: readonly unknown[], t: PreparedTools | undefined, addGenerationPrompt: boolean, opaque: boolean, plain: boolean): RawRender | undefined {
+    const neutral = new Neutralizer(this.looks, t?.seed, this.cleanValues, plain);
     const variables = {
       ...this.o.specialTokens,
       ...this.o.kwargs,
@@ -146,7 +176,7 @@ export class JinjaChatTemplate implements ChatTemplate {
       add_generation_prompt: addGenerationPrompt,
     };
     const prepared: Record<string, Prepared> = t ? { tools: t.value } : {};
-    const raw = opaque ? this.renderer.renderCompiled(variables, prepared) : this.renderer.render(variables, prepared);
+    const raw = opaque ? renderer.renderCompiled(variables, prepared) : renderer.render(variables, prepared);
     return raw === undefined ? undefined : { raw, neutral };
   }
 
@@ -155,14 +185,14 @@ export class JinjaChatTemplate implements ChatTemplate {
    * tools at every call of every session, and their schemas are most of a render's values.
    * Keyed by their JSON; least recently used first out.
    */
-  private readonly toolsCache = new Map<string, { value: Prepared; originals: readonly string[] }>();
+  private readonly toolsCache = new Map<string, PreparedTools>();
 
-  private preparedTools(tools: readonly unknown[]): { value: Prepared; originals: readonly string[] } {
-    const key = JSON.stringify(tools);
+  private preparedTools(tools: readonly unknown[], plain: boolean): PreparedTools {
+    const key = `${plain ? 'p' : 'h'}${JSON.stringify(tools)}`;
     const hit = this.toolsCache.get(key);
     if (hit) { this.toolsCache.delete(key); this.toolsCache.set(key, hit); return hit; }
-    const neutral = new Neutralizer(this.lookAlike);
-    const entry = { value: this.renderer.prepare(neutral.apply(tools)), originals: neutral.originals };
+    const neutral = new Neutralizer(this.looks, [], undefined, plain);
+    const entry = { value: this.renderer.prepare(neutral.apply(tools)), seed: neutral.seed };
     this.toolsCache.set(key, entry);
     if (this.toolsCache.size > 32) this.toolsCache.delete(this.toolsCache.keys().next().value!);
     return entry;
@@ -201,7 +231,10 @@ export class JinjaChatTemplate implements ChatTemplate {
     const tok = this.o.tokenizer;
     if (!this.splitRe) { out.add(this.encodeText(neutral.restore(raw))); return out.toIds(); }
     let last = 0;
+    const found = neutral.found;
     for (const m of raw.matchAll(this.splitRe)) {
+      // A look-alike left in a render of the original messages is text (see renderWith).
+      if (found.size && found.has(m[0])) continue;
       if (m.index > last) out.add(this.encodeText(neutral.restore(raw.slice(last, m.index))));
       out.push(tok.control.get(m[0])!);
       last = m.index + m[0].length;
@@ -225,10 +258,11 @@ export class JinjaChatTemplate implements ChatTemplate {
     return this.renderPrompt(conversation).ids;
   }
 
-  /** Index just past the first stop text at or after `from` in `raw`, with that stop's id. */
-  private stopAfter(raw: string, from: number): { end: number; id: number } | undefined {
+  /** Index just past the first stop text at or after `from` in `raw`, with that stop's id (never a look-alike that `neutral` left in as text). */
+  private stopAfter(raw: string, from: number, neutral: Neutralizer): { end: number; id: number } | undefined {
     let best: { end: number; id: number; at: number } | undefined;
     this.stopTexts.forEach((t, i) => {
+      if (neutral.found.has(t)) return;
       const at = raw.indexOf(t, from);
       if (at >= 0 && (!best || at < best.at)) best = { at, end: at + t.length, id: this.stopIds[i]! };
     });
@@ -355,8 +389,9 @@ export class JinjaChatTemplate implements ChatTemplate {
     const calls = h.reply.parts.reduce((n, p) => n + (p.type === 'tool_call' ? 1 : 0), 0);
     if (calls === 0) return undefined;
     const next = Array.from({ length: calls }, () => ({ role: 'tool', content: new Opaque(), tool_call_id: new Opaque() }));
-    const after = this.renderWith([...window, ...replyForm, ...next], this.toolsOf(tools), true, true);
-    if (!after) return undefined;
+    const after = this.renderWith([...window, ...replyForm, ...next], (plain) => this.toolsOf(tools, plain), true, true);
+    // Cut only between renders of one kind (both hidden or both of the original text).
+    if (!after || after.neutral.plain !== before.neutral.plain) return undefined;
     const cut = this.cut(before, { raw: before.raw + gp, neutral: before.neutral }, after, h, false);
     if (!cut) return undefined;
     for (const m of next) for (const o of [m.content, m.tool_call_id]) if (after.raw.lastIndexOf(o.placeholder, cut.start - 1) >= 0) return undefined;
@@ -370,7 +405,7 @@ export class JinjaChatTemplate implements ChatTemplate {
    */
   private fillIn(spec: Speculation, following: readonly TemplateMessage[]): { ids: TokenIds; drift: Drift } | undefined {
     if (following.length !== spec.next.length) return undefined;
-    const neutral = new Neutralizer(this.lookAlike, spec.neutral.originals);
+    const neutral = spec.neutral.copy();
     for (let i = 0; i < following.length; i++) {
       const real = following[i] as unknown as Record<string, unknown>;
       const shape = spec.next[i]!;
@@ -404,6 +439,12 @@ export class JinjaChatTemplate implements ChatTemplate {
       const gp = whole ? null : this.generationPrompt();
       open = gp === null ? this.renderRaw(context, tools, true) : { raw: before.raw + gp, neutral: before.neutral };
       after = this.renderRaw([...context, ...reply, ...next], tools, true);
+      if (before.neutral.plain !== after.neutral.plain || open.neutral.plain !== after.neutral.plain) {
+        // One render of the original text, another hidden: their raw texts do not line up; all hidden.
+        before = this.renderRaw(context, tools, false, true);
+        open = gp === null ? this.renderRaw(context, tools, true, true) : { raw: before.raw + gp, neutral: before.neutral };
+        after = this.renderRaw([...context, ...reply, ...next], tools, true, true);
+      }
     } catch (err) {
       if (!whole) return undefined;
       throw err;
@@ -427,7 +468,7 @@ export class JinjaChatTemplate implements ChatTemplate {
       throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, 'the chat template does not render a conversation as an extension of its earlier messages; it cannot be continued');
     }
     // The reply's segment in the new render ends at the first stop marker after the generation prompt.
-    const stop = this.stopAfter(after.raw, before.raw.length);
+    const stop = this.stopAfter(after.raw, before.raw.length, after.neutral);
     if (!stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, `the chat template writes no stop token (${this.stopTexts.join(', ')}) after an assistant reply`);
     const generated = h.finishReason === 'stop' || h.finishReason === 'tool_calls';
     return {
@@ -502,11 +543,15 @@ export class JinjaChatTemplate implements ChatTemplate {
   /** Ids the model would generate for this reply: the template's render of it, through the stop id. */
   renderReply(parts: readonly MessagePart[], tools: readonly ToolSpec[] = []): number[] {
     const user: TemplateMessage = { role: 'user', content: 'x' };
-    const open = this.renderRaw([user], tools, true);
     const reply = toTemplateMessages([{ role: 'assistant', parts: [...parts] }]);
-    const full = this.renderRaw([user, ...reply], tools, false);
+    let open = this.renderRaw([user], tools, true);
+    let full = this.renderRaw([user, ...reply], tools, false);
+    if (open.neutral.plain !== full.neutral.plain) {
+      open = this.renderRaw([user], tools, true, true);
+      full = this.renderRaw([user, ...reply], tools, false, true);
+    }
     const start = open.raw.length;
-    const stop = this.stopAfter(full.raw, start);
+    const stop = this.stopAfter(full.raw, start, full.neutral);
     if (!full.raw.startsWith(open.raw) || !stop) throw new ClawGymError(ErrorCodes.TEMPLATE_FAILED, 'the chat template does not render an assistant reply after its generation prompt');
     return Array.from(this.encodeRaw(full.raw.slice(start, stop.end), full.neutral));
   }

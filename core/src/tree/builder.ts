@@ -97,6 +97,11 @@ class Tree {
  * token-level longest-prefix search. Failed and aborted calls are left out (and counted).
  */
 /** A record's sampling distribution, when it is not plain softmax (temperature 1, top-p 1). */
+/** The policy version that served a generated run's call. */
+function versionOf(r: ModelCallRecord | undefined): { policyVersion?: number } {
+  return r === undefined ? {} : { policyVersion: r.policyVersion };
+}
+
 function samplingOf(r: ModelCallRecord | undefined): { sampling?: { temperature: number; topP: number } } {
   const s = r?.sampling;
   return s && (s.temperature !== 1 || s.topP < 1) ? { sampling: { temperature: s.temperature, topP: s.topP } } : {};
@@ -174,7 +179,7 @@ export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo
       if (parentId === -1 && t !== mainTree) auxiliaryRoots.push(id);
       nodes.push({
         id, parent: parentId, kind: run.kind, tokens: run.tokens, callIndex: run.callIndex,
-        ...(run.kind === 'generated' ? { logprobs: run.logprobs, ...samplingOf(byIndex.get(run.callIndex)) } : {}),
+        ...(run.kind === 'generated' ? { logprobs: run.logprobs, ...samplingOf(byIndex.get(run.callIndex)), ...versionOf(byIndex.get(run.callIndex)) } : {}),
       });
       for (let c = run.children.length - 1; c >= 0; c--) stack.push([run.children[c]!, id]);
     }

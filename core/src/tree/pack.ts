@@ -14,6 +14,8 @@ export interface PackedTree {
   lossMask: Uint8Array;
   /** Engine logprobs of generated tokens (0 elsewhere). */
   rolloutLogprobs: Float32Array;
+  /** The policy version that generated each trained token, whose logprob `rolloutLogprobs` holds (-1 elsewhere). */
+  policyVersions?: Int32Array;
   advantages: Float32Array;
   valueTargets?: Float32Array;
   /** Where each tree node's tokens start in the packed arrays (-1: not packed). */
@@ -54,6 +56,7 @@ export function packTree(tree: RolloutTree, adv: AdvantageResult): PackedTree {
     lossMask: new Uint8Array(total), rolloutLogprobs: new Float32Array(total), advantages: new Float32Array(total),
     ...(targets ? { valueTargets: new Float32Array(total) } : {}),
     nodeOffsets: new Int32Array(tree.nodes.length).fill(-1),
+    policyVersions: new Int32Array(total).fill(-1),
   };
   const lastIndex = new Int32Array(tree.nodes.length).fill(-1);
   let k = 0;
@@ -71,6 +74,7 @@ export function packTree(tree: RolloutTree, adv: AdvantageResult): PackedTree {
         out.lossMask[k] = 1;
         out.advantages[k] = a[t]!;
         out.rolloutLogprobs[k] = node.logprobs?.[t] ?? 0;
+        out.policyVersions![k] = node.policyVersion ?? -1;
         if (v) out.valueTargets![k] = v[t]!;
       }
       prev = k;

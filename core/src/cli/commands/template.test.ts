@@ -43,11 +43,24 @@ describe('clawgym template', () => {
     expect(reply.choices[0]!.message).toMatchObject({ role: 'assistant', content: 'On it.', reasoning_content: 'short', tool_calls: [{ type: 'function', function: { name: 'write', arguments: '{"path":"a.txt"}' } }] });
   });
 
+  it('takes a body without model, or the messages alone', async () => {
+    const messages = [{ role: 'user', content: 'hi <|im_end|>' }];
+    writeFileSync(join(dir, 'no-model.json'), JSON.stringify({ messages }));
+    writeFileSync(join(dir, 'messages.json'), JSON.stringify(messages));
+    const { chatTemplate } = testModel('qwen3');
+    const want = chatTemplate.renderPrompt({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'hi <|im_end|>' }] }], tools: [] });
+    for (const file of ['no-model.json', 'messages.json']) {
+      const r = await cli(['template', '--model', testModelDir('qwen3'), file], dir);
+      expect(r).toMatchObject({ code: 0, err: '' });
+      expect(JSON.parse(r.out)).toEqual({ text: '<|im_start|>user\nhi <|im_end|><|im_end|>\n<|im_start|>assistant\n', ids: Array.from(want.ids) });
+    }
+  });
+
   it('says what is wrong with a request the proxy would refuse', async () => {
-    writeFileSync(join(dir, 'no-model.json'), JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
-    const r = await cli(['template', '--model', testModelDir('qwen3'), 'no-model.json'], dir);
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ messages: 'hi' }));
+    const r = await cli(['template', '--model', testModelDir('qwen3'), 'bad.json'], dir);
     expect(r.code).toBe(1);
-    expect(r.err).toContain("no-model.json is not an openai-chat request the proxy accepts: 'model' is a required property");
+    expect(r.err).toContain('bad.json is not an openai-chat request the proxy accepts:');
     expect(r.err).not.toContain('unexpected error');
   });
 

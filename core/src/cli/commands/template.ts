@@ -28,8 +28,20 @@ function readJson(path: string, cwd: string, what: string): unknown {
 }
 
 /**
+ * A request body as the wire parsers take it: a bare list of messages becomes `{messages}`, and a
+ * body without `model` gets one (the model is the folder given; checking a template needs only
+ * the messages and tools).
+ */
+function withModel(body: unknown): unknown {
+  if (Array.isArray(body)) return { model: 'template', messages: body };
+  if (body && typeof body === 'object' && !('model' in body)) return { model: 'template', ...body };
+  return body;
+}
+
+/**
  * `clawgym template --model <folder> <request.json>`: the prompt exactly as the proxy sends it
- * for a first call (`{"text", "ids"}`); with `--parse <ids.json>`, the message the harness would
+ * for a first call (`{"text", "ids"}`); the request may be a harness's body, the body without
+ * `model`, or the messages alone (a JSON array); with `--parse <ids.json>`, the message the harness would
  * receive for those generated ids (the request then only supplies the tools). How a user checks a
  * new model folder before a run.
  */
@@ -40,7 +52,7 @@ export async function templateCommand(request: string | undefined, opts: Templat
   }
   const model = loadChatModel(opts.model, { rootDir: io.cwd, templateKwargs: kwargs });
   const adapter = ADAPTERS[opts.format ?? 'openai-chat'];
-  const body = request ? readJson(request, io.cwd, 'request') : { model: 'm', messages: [] };
+  const body = withModel(request ? readJson(request, io.cwd, 'request') : []);
   let parsed: ReturnType<WireAdapter['parse']>;
   try {
     parsed = adapter.parse(body);

@@ -2,7 +2,7 @@ import type { RolloutJob, RolloutReport } from '../../rollout/runner';
 import { Rng } from '../../util/rng';
 import type { RunStateFile } from '../state';
 import { trainOn, type StepOutcome, type StepServices } from '../step';
-import { RolloutPool, rolloutVersion } from './rollout-pool';
+import { RolloutPool, rolloutSpan, rolloutVersion } from './rollout-pool';
 
 /** Staleness buckets reported per step: 0, 1, …, up to this, and one for more. */
 const HISTOGRAM_TOP = 8;
@@ -23,7 +23,8 @@ export class AsyncLoop {
   private readonly pool: RolloutPool;
   private finishedAtLastStep = 0;
 
-  constructor(private readonly s: StepServices, private readonly state: RunStateFile, private readonly maxStaleness: number, onRollout?: (r: RolloutReport) => void) {
+  /** `maxVersionSpan`: how many versions one rollout's calls may span (default `maxStaleness`). */
+  constructor(private readonly s: StepServices, private readonly state: RunStateFile, private readonly maxStaleness: number, onRollout?: (r: RolloutReport) => void, private readonly maxVersionSpan = maxStaleness) {
     const { run } = s.kernel.config;
     this.pool = new RolloutPool({
       runner: s.runner, concurrency: run.concurrency, done: new Set(state.state.unitsDone ?? []),
@@ -54,7 +55,7 @@ export class AsyncLoop {
     const { run } = this.s.kernel.config;
     const started = Date.now();
     const version = this.s.trainer.policyVersion();
-    const batch = await this.pool.take(run.tasksPerStep, version, this.maxStaleness);
+    const batch = await this.pool.take(run.tasksPerStep, version, this.maxStaleness, this.maxVersionSpan);
     if (!batch) return undefined;
     const waited = (Date.now() - started) / 1000;
     const reports = batch.units.flatMap((u) => u.reports);
@@ -64,6 +65,9 @@ export class AsyncLoop {
       'async/stale_dropped': batch.dropped.length,
       'async/rollouts_finished': this.pool.finished - this.finishedAtLastStep,
       'async/max_staleness_trained': 0,
+      'async/span_dropped': batch.spanDropped,
+      // Partial rollouts: the most policy versions one trained rollout's calls spanned.
+      'async/max_version_span_trained': 0,
     };
     for (let k = 0; k <= HISTOGRAM_TOP; k++) values[`async/staleness/${k === HISTOGRAM_TOP ? `${k}+` : k}`] = 0;
     for (const r of reports) {
@@ -72,6 +76,7 @@ export class AsyncLoop {
       const lag = version - v;
       values[`async/staleness/${lag >= HISTOGRAM_TOP ? `${HISTOGRAM_TOP}+` : lag}`]! += 1;
       values['async/max_staleness_trained'] = Math.max(values['async/max_staleness_trained']!, lag);
+      values['async/max_version_span_trained'] = Math.max(values['async/max_version_span_trained']!, rolloutSpan(r));
     }
     values['async/rollouts_per_min'] = values['async/rollouts_finished']! / Math.max(1e-6, seconds / 60);
     this.finishedAtLastStep = this.pool.finished;

@@ -1,7 +1,7 @@
 import type { ModelCallRecord } from '../../contracts/records';
 import type { RolloutJob, RolloutReport } from '../../rollout/runner';
 import { Rng } from '../../util/rng';
-import { RolloutPool, rolloutVersion } from './rollout-pool';
+import { RolloutPool, rolloutSpan, rolloutVersion } from './rollout-pool';
 
 /**
  * A runner whose rollouts take a random 5–60 ms and make three calls, each recorded with the
@@ -84,6 +84,33 @@ describe('asynchronous rollouts', () => {
     for (const u of second.units) for (const r of u.reports) expect(5 - rolloutVersion(r)!).toBeLessThanOrEqual(2);
     expect(second.units[0]!.index).not.toBe(first.units[0]!.index);
     await pool.stop();
+  });
+
+  it('bounds how many versions one rollout may span (maxVersionSpan): weight updates land between its calls', async () => {
+    // Unit u's rollouts: a first call at version 0, then u % 3 weight updates land before the next two.
+    const runner = {
+      async run(jobs: readonly RolloutJob[]): Promise<RolloutReport[]> {
+        return jobs.map((job) => {
+          const u = Number(/^u(\d+)-/.exec(job.rolloutId)![1]);
+          const records = [0, u % 3, u % 3].map((v, c) => ({ rolloutId: job.rolloutId, callIndex: c, policyVersion: v }) as ModelCallRecord);
+          return { rolloutId: job.rolloutId, sessionId: job.rolloutId, outcome: 'ok', reward: 1, records, attempts: 1, calls: 3, details: '', durationMs: 1, request: {} as never };
+        });
+      },
+    };
+    const pool = new RolloutPool({ runner, concurrency: 2, jobsOf: jobsOf(2), done: new Set(), maxOutstanding: 3 });
+    pool.start();
+    const trained: number[] = [];
+    let spanDropped = 0;
+    while (trained.length < 4) {
+      const batch = (await pool.take(1, 2, 2, 1))!; // trainer at version 2: nothing is too stale
+      for (const u of batch.units) { trained.push(u.index); for (const r of u.reports) expect(rolloutSpan(r)).toBeLessThanOrEqual(1); }
+      for (const r of batch.dropped) expect(rolloutSpan(r)).toBe(2);
+      expect(batch.dropped).toHaveLength(batch.spanDropped);
+      spanDropped += batch.spanDropped;
+    }
+    await pool.stop();
+    expect(trained.every((u) => u % 3 !== 2)).toBe(true);
+    expect(spanDropped).toBeGreaterThanOrEqual(2); // unit 2's two rollouts at least
   });
 
   it('never starts a unit an earlier life of the run already consumed', async () => {

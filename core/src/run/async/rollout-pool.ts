@@ -17,6 +17,8 @@ export interface Batch {
   dropped: RolloutReport[];
   /** Units given up whole because all their rollouts were dropped. */
   droppedUnits: number[];
+  /** Of `dropped`, those whose calls spanned more than `maxVersionSpan` versions. */
+  spanDropped: number;
 }
 
 export interface PoolOptions {
@@ -39,6 +41,18 @@ export interface PoolOptions {
  */
 export function rolloutVersion(r: RolloutReport): number | undefined {
   return r.records.length ? Math.min(...r.records.map((c) => c.policyVersion)) : undefined;
+}
+
+/**
+ * How many policy versions a rollout's calls span (newest − oldest): a weight update landed
+ * between its calls that many times. 0 without calls.
+ */
+export function rolloutSpan(r: RolloutReport): number {
+  if (!r.records.length) return 0;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const c of r.records) { lo = Math.min(lo, c.policyVersion); hi = Math.max(hi, c.policyVersion); }
+  return hi - lo;
 }
 
 /**
@@ -79,18 +93,23 @@ export class RolloutPool {
 
   /**
    * The freshest `count` ready units for a step at trainer version `version`, waiting until that
-   * many are ready; stale rollouts (older than `version − maxStaleness`) are dropped first.
-   * Undefined when the pool was stopped first.
+   * many are ready; stale rollouts (older than `version − maxStaleness`) and rollouts whose
+   * calls span more than `maxVersionSpan` versions are dropped first. Undefined when the pool
+   * was stopped first.
    */
-  async take(count: number, version: number, maxStaleness: number): Promise<Batch | undefined> {
+  async take(count: number, version: number, maxStaleness: number, maxVersionSpan = maxStaleness): Promise<Batch | undefined> {
     const dropped: RolloutReport[] = [];
     const droppedUnits: number[] = [];
+    let spanDropped = 0;
     for (;;) {
       if (this.failure) throw this.failure;
       if (this.abort.signal.aborted) return undefined;
       for (let i = this.ready.length - 1; i >= 0; i--) {
         const u = this.ready[i]!;
         const keep = u.reports.filter((r) => { const v = rolloutVersion(r); return v === undefined || version - v <= maxStaleness; });
+        const spanned = keep.filter((r) => rolloutSpan(r) > maxVersionSpan);
+        spanDropped += spanned.length;
+        for (const r of spanned) keep.splice(keep.indexOf(r), 1);
         dropped.push(...u.reports.filter((r) => !keep.includes(r)));
         u.reports = keep;
         if (keep.length === 0) { this.ready.splice(i, 1); this.outstanding.delete(u.index); droppedUnits.push(u.index); this.notify(); }
@@ -112,7 +131,7 @@ export class RolloutPool {
     const units = this.ready.splice(0, count);
     for (const u of units) this.outstanding.delete(u.index);
     this.notify();
-    return { units, dropped, droppedUnits };
+    return { units, dropped, droppedUnits, spanDropped };
   }
 
   private wait(): Promise<void> {
