@@ -2,10 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  buildTree, byteChatMl, cpuKernels, createTokenIdEngine, foldImportanceWeight, packTree, tokensOf, treesToDatums,
-  type AdvantageResult, type GeneratedToken, type ModelCallRecord, type TokenStep,
-} from '@clawgym/core';
+import { buildTree, byteChatMl, createTokenIdEngine, foldImportanceWeight, packTree, tokensOf, treesToDatums, type AdvantageResult, type GeneratedToken, type ModelCallRecord, type TokenStep,  } from '@clawgym/core';
+import { cpuKernels } from '@clawgym/kernels-cpu';
 import { KvDecoder } from './decode';
 import { samplingLogprobs } from './engine';
 import type { ModelConfig } from './model';
