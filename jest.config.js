@@ -30,6 +30,7 @@ module.exports = {
     '^@clawgym/core$': '<rootDir>/core/src/index.ts',
     '^@clawgym/core/testing$': '<rootDir>/core/src/testing/index.ts',
     [`^@clawgym/(${workspacePlugins})$`]: '<rootDir>/plugins/$1/src/index.ts',
+    [`^@clawgym/(${workspacePlugins})/testing$`]: '<rootDir>/plugins/$1/src/testing/index.ts',
   },
   testTimeout: 30000,
 };

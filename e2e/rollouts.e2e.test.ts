@@ -7,7 +7,8 @@ import { describeIf, HARNESS_DIR, installedHarness, startScriptedProxy } from '@
 import { claudeCodeHarness } from '@clawgym/harness-claude-code';
 import { openClawHarness } from '@clawgym/harness-openclaw';
 import { agentLoopHarness, AGENTLOOP_BIN } from '@clawgym/harness-agentloop';
-import { buildSandboxImage, dockerdMissing, dockerSandboxProvider, startDockerd, type PrivateDockerd } from '@clawgym/sandbox-docker';
+import { dockerSandboxProvider } from '@clawgym/sandbox-docker';
+import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from '@clawgym/sandbox-docker/testing';
 
 // Real rollouts end to end, as a run makes them: real harness CLIs in real sandboxes, the
 // scripted engine behind the proxy, verification of each task's file, every call recorded.

@@ -331,15 +331,19 @@ async function gcBesideLiveRun() {
 /** Docker, on a private dockerd of the bench's own: the escape lab, and `clawgym gc` beside a live run. */
 async function docker() {
   let plugin;
-  try { plugin = require('../../plugins/sandbox-docker/dist/index.js'); } catch { log('docker: plugin not built, skipped'); return; }
-  const missing = plugin.dockerdMissing();
+  let testing;
+  try {
+    plugin = require('../../plugins/sandbox-docker/dist/index.js');
+    testing = require('../../plugins/sandbox-docker/dist/testing/index.js');
+  } catch { log('docker: plugin not built, skipped'); return; }
+  const missing = testing.dockerdMissing();
   if (missing) { log(`docker: skipped (${missing})`); return; }
   log('docker: escape attempts, and gc beside a live run (private dockerd)');
-  const dockerd = await plugin.startDockerd();
+  const dockerd = await testing.startDockerd();
   const p = await startScriptedProxy(() => ({ text: 'ok' }));
   const socketPath = await listenInTemp(p.proxy);
   try {
-    const image = await plugin.buildSandboxImage(dockerd.dockerHost);
+    const image = await testing.buildSandboxImage(dockerd.dockerHost);
     const provider = new plugin.DockerSandboxProvider({ socketPath: dockerd.socketPath, image });
     const lab = await openEscapeLab({ provider, socketPath, url: p.url, node: 'node' });
     try {

@@ -18,6 +18,7 @@ const { bubblewrapPath, localSandboxProvider, RolloutRunner } = require('../../c
 const { startScriptedProxy } = require('../../core/dist/testing/index.js');
 const { agentLoopHarness, AGENTLOOP_BIN } = require('../../plugins/harness-agentloop/dist/index.js');
 const docker = require('../../plugins/sandbox-docker/dist/index.js');
+const dockerTesting = require('../../plugins/sandbox-docker/dist/testing/index.js');
 
 const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -86,9 +87,9 @@ async function main() {
   let dockerCold = [NaN];
   let dockerRun = [NaN];
   let dockerd;
-  if (!docker.dockerdMissing()) {
-    dockerd = await docker.startDockerd();
-    const image = await docker.buildSandboxImage(dockerd.dockerHost);
+  if (!dockerTesting.dockerdMissing()) {
+    dockerd = await dockerTesting.startDockerd();
+    const image = await dockerTesting.buildSandboxImage(dockerd.dockerHost);
     const warm = docker.dockerSandboxProvider({ socketPath: dockerd.socketPath, image, warmPool: 2 });
     await latency(warm, socketPath, 2, DOCKER_GAP_MS); // the first one is cold and starts the pool
     dockerWarm = await latency(warm, socketPath, 20, DOCKER_GAP_MS);
@@ -110,18 +111,18 @@ async function main() {
   let sshPingAgent = [NaN];
   let sshPingDockerode = [NaN];
   let remote;
-  if (dockerd && !docker.netnsMissing()) {
-    const net = docker.makeTestNetns(0);
+  if (dockerd && !dockerTesting.netnsMissing()) {
+    const net = dockerTesting.makeTestNetns(0);
     try {
-      const engine = await docker.startDockerd({ netns: net.name, tcp: `${net.nsIp}:2375` });
+      const engine = await dockerTesting.startDockerd({ netns: net.name, tcp: `${net.nsIp}:2375` });
       remote = { net, engine };
-      const image = await docker.buildSandboxImage(engine.dockerHost);
+      const image = await dockerTesting.buildSandboxImage(engine.dockerHost);
       const tcp = docker.dockerSandboxProvider({ hosts: [`tcp://${net.nsIp}:2375`], image, warmPool: 0 });
       await latency(tcp, socketPath, 2);
       tcpCold = await latency(tcp, socketPath, 10);
       await tcp.close();
-      if (!docker.sshdMissing()) {
-        const sshd = await docker.startTestSshd(net, engine.dockerHost);
+      if (!dockerTesting.sshdMissing()) {
+        const sshd = await dockerTesting.startTestSshd(net, engine.dockerHost);
         remote.sshd = sshd;
         const host = { url: sshd.url, sshKey: sshd.clientKey, sshKnownHosts: sshd.knownHosts };
         const ssh = docker.dockerSandboxProvider({ hosts: [host], image, warmPool: 0 });

@@ -5,17 +5,19 @@
 export * from './contracts';
 export { ClawGymError, ErrorCodes, isClawGymError, messageOf, type ErrorCode } from './errors';
 export { CORE_VERSION } from './version';
+export { createHooks, HookStage } from './kernel/hooks';
 export {
-  createHooks, HOOK_NAMES, HookStage,
+  HOOK_NAMES,
   type HookMap, type HookName, type RolloutRequest, type RolloutResult,
   type RunInfo, type StepInfo, type StepResult, type RunSummary,
-} from './kernel/hooks';
+  type PluginHook, type PluginHooks, type TapOptions,
+} from './contracts/hooks';
 export { HookError, HookTimeoutError } from './kernel/hook-errors';
-export type { PluginHook, PluginHooks, TapOptions } from './kernel/scoped-hooks';
+export { definePlugin } from './kernel/plugin';
 export {
-  definePlugin, isPlugin, PLUGIN_KINDS, KIND_PREFIX,
+  isPlugin, PLUGIN_KINDS, KIND_PREFIX,
   type ClawGymPlugin, type PluginApi, type PluginFactory, type PluginKind, type ProvidedKinds, type Provide, type Logger,
-} from './kernel/plugin';
+} from './contracts/plugin';
 export { Registry, type PluginOrigin, type RegistryEntry } from './kernel/registry';
 export { Kernel, assertCompatible } from './kernel/kernel';
 export { Tokens } from './run/tokens';

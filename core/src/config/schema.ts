@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { HOOK_NAMES } from '../kernel/hooks';
-import { isPlugin, type ClawGymPlugin } from '../kernel/plugin';
+import { HOOK_NAMES } from '../contracts/hooks';
+import { isPlugin, type ClawGymPlugin } from '../contracts/plugin';
 
 const pluginObject = z.custom<ClawGymPlugin>(isPlugin, {
   message: 'expected a plugin object ({ name, apply }), a package name, or [name, options]',

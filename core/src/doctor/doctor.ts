@@ -3,7 +3,7 @@ import type { ResolvedConfig } from '../config/schema';
 import { isClawGymError, messageOf } from '../errors';
 import { provider, slotName, type SlotRef } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
-import type { PluginKind } from '../kernel/plugin';
+import type { PluginKind } from '../contracts/plugin';
 import { pluginCandidates } from '../kernel/resolve';
 import { createKernel } from '../run/create-kernel';
 

@@ -5,7 +5,7 @@ import type { Harness } from '../contracts/harness';
 import type { SandboxProvider } from '../contracts/sandbox';
 import type { Task } from '../contracts/task';
 import { resolveConfig } from '../config/load';
-import type { PluginApi } from '../kernel/plugin';
+import type { PluginApi } from '../contracts/plugin';
 import { composeRun } from '../run/compose';
 import { recordingSandbox } from '../testing';
 import { evaluate, type EvalOptions } from './evaluate';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CanonicalConversation, ToolSpec } from '../contracts/messages';
-import { stableJson } from '../proxy/canonical';
+import { stableJson } from '../util/stable-json';
 import { systemText } from '../harness-helpers';
 
 /**

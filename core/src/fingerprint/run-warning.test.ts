@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { resolveConfig } from '../config/load';
 import type { Harness } from '../contracts/harness';
 import type { Trainer } from '../contracts/trainer';
-import type { PluginApi } from '../kernel/plugin';
+import type { PluginApi } from '../contracts/plugin';
 import { train } from '../run/train';
 import { netnsAvailable, netnsSandboxProvider } from '../sandbox/netns';
 import { describeIf, removeTempProjects, tempProject } from '../testing';

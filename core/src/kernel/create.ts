@@ -1,8 +1,8 @@
 import type { ResolvedConfig } from '../config/schema';
-import type { Logger, PluginKind, ProvidedKinds } from './plugin';
+import type { Logger, PluginKind, ProvidedKinds } from '../contracts/plugin';
 import type { Kernel } from './kernel';
 import { findPluginPackage, loadPluginFromPackage } from './resolve';
-import { isPlugin } from './plugin';
+import { isPlugin } from '../contracts/plugin';
 
 /** A slot value from the config: a provider name, or `{ use, options }`. */
 export type SlotRef = string | { use: string; options: Record<string, unknown> };

@@ -1,4 +1,5 @@
-import { createHooks, HOOK_NAMES, type HookName } from './hooks';
+import { HOOK_NAMES, type HookName } from '../contracts/hooks';
+import { createHooks } from './hooks';
 
 describe('hook map', () => {
   it('lists exactly the hooks of the typed map, in order', () => {

@@ -1,8 +1,8 @@
 import { createTestKernel, makeTree } from '../testing';
 import { ErrorCodes } from '../errors';
 import { HookError, HookTimeoutError } from './hook-errors';
-import type { ClawGymPlugin } from './plugin';
-import type { RolloutRequest } from './hooks';
+import type { ClawGymPlugin } from '../contracts/plugin';
+import type { RolloutRequest } from '../contracts/hooks';
 import { KernelTokens as Tokens } from './tokens';
 
 const request = (): RolloutRequest => ({

@@ -1,83 +1,7 @@
 import type { z } from 'zod';
-import type { DependencyContainer } from 'tsyringe';
-import type { Algorithm } from '../contracts/algorithm';
-import type { EngineProvider } from '../contracts/engine';
-import type { Harness } from '../contracts/harness';
-import type { ComputeKernels } from '../contracts/kernels';
-import type { PolicyLoss } from '../contracts/policy-loss';
-import type { Reporter } from '../contracts/reporter';
-import type { SandboxProvider } from '../contracts/sandbox';
-import type { TaskSuite } from '../contracts/task';
-import type { TrainerProvider } from '../contracts/trainer';
-import type { PluginHooks } from './scoped-hooks';
 import { parseWithSchema } from '../config/validate';
+import type { ClawGymPlugin, PluginApi } from '../contracts/plugin';
 
-/** What each kind of plugin provides, by kind. */
-export interface ProvidedKinds {
-  harness: Harness;
-  taskSuite: TaskSuite;
-  algorithm: Algorithm;
-  sandbox: SandboxProvider;
-  engine: EngineProvider;
-  trainer: TrainerProvider;
-  kernels: ComputeKernels;
-  reporter: Reporter;
-  policyLoss: PolicyLoss;
-}
-export type PluginKind = keyof ProvidedKinds;
-
-/** Kinds in a fixed order (used for name expansion and listings). */
-export const PLUGIN_KINDS: readonly PluginKind[] = [
-  'harness', 'taskSuite', 'algorithm', 'sandbox', 'engine', 'trainer', 'kernels', 'reporter', 'policyLoss',
-];
-
-/** Package-name prefix of each kind: `@clawgym/<prefix>-<name>`. */
-export const KIND_PREFIX: Readonly<Record<PluginKind, string>> = {
-  harness: 'harness',
-  taskSuite: 'task',
-  algorithm: 'algo',
-  sandbox: 'sandbox',
-  engine: 'engine',
-  trainer: 'trainer',
-  kernels: 'kernels',
-  reporter: 'reporter',
-  policyLoss: 'loss',
-};
-
-/** Registration functions a plugin calls from `apply` to provide things. */
-export type Provide = { [K in PluginKind]: (value: ProvidedKinds[K]) => void };
-
-/** Minimal logger handed to plugins. */
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-}
-
-/** What `apply` receives: the run's hooks (scoped to the plugin), registration and services. */
-export interface PluginApi {
-  /** Hooks, tapped in this plugin's name; errors are wrapped with it. */
-  readonly hooks: PluginHooks;
-  readonly provide: Provide;
-  /** The run's DI container, for plugins that need core services. */
-  readonly container: DependencyContainer;
-  readonly log: Logger;
-}
-
-/**
- * A ClawGym plugin: a name and an `apply` that taps hooks and provides things.
- * Write it as a factory (`export default function myPlugin(options) { return {...} }`) or
- * with {@link definePlugin}, which validates options against a schema.
- */
-export interface ClawGymPlugin {
-  /** Unique name, conventionally `clawgym:<kind>-<name>` for built-ins. */
-  readonly name: string;
-  /** Semver range of `@clawgym/core` this plugin supports, e.g. `^0.1.0`. Checked at load. */
-  readonly core?: string;
-  apply(api: PluginApi): void | Promise<void>;
-}
-
-/** A function that makes a plugin from its options. */
-export type PluginFactory<O = Record<string, unknown>> = (options?: O) => ClawGymPlugin;
 
 /**
  * Define a plugin factory whose options are validated by a zod schema. Invalid options fail
@@ -93,11 +17,4 @@ export function definePlugin<S extends z.ZodType>(def: {
     const options = parseWithSchema(def.options, raw ?? {}, `options of plugin "${def.name}"`);
     return { name: def.name, core: def.core, apply: (api) => def.apply(api, options) };
   };
-}
-
-/** True when `value` looks like a plugin object. */
-export function isPlugin(value: unknown): value is ClawGymPlugin {
-  return typeof value === 'object' && value !== null &&
-    typeof (value as ClawGymPlugin).name === 'string' &&
-    typeof (value as ClawGymPlugin).apply === 'function';
 }

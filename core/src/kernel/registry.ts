@@ -1,5 +1,5 @@
 import { ClawGymError, ErrorCodes } from '../errors';
-import { PLUGIN_KINDS, type PluginKind, type ProvidedKinds } from './plugin';
+import { PLUGIN_KINDS, type PluginKind, type ProvidedKinds } from '../contracts/plugin';
 
 /** Where a plugin came from: for error messages and `clawgym plugins`. */
 export interface PluginOrigin {

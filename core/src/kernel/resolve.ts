@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { ClawGymError, ErrorCodes, isClawGymError, messageOf } from '../errors';
 import { loadModule } from '../util/load-module';
-import { KIND_PREFIX, PLUGIN_KINDS, isPlugin, type ClawGymPlugin, type PluginKind } from './plugin';
+import { KIND_PREFIX, PLUGIN_KINDS, isPlugin, type ClawGymPlugin, type PluginKind } from '../contracts/plugin';
 
 const PREFIXED = new RegExp(`^(${Object.values(KIND_PREFIX).join('|')})-`);
 

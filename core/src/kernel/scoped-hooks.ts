@@ -1,28 +1,7 @@
-import type { HookMap, HookName } from './hooks';
+import type { HookMap, HookName, PluginHook, PluginHooks, TapOptions } from '../contracts/hooks';
 import { HookError, HookTimeoutError } from './hook-errors';
 
-/** Options a plugin may give a tap. The tap's name is always the plugin's name. */
-export interface TapOptions {
-  /** Lower stages run first; see {@link HookStage}. */
-  stage?: number;
-  /** Run before the taps of these plugins. */
-  before?: string | string[];
-}
-
 type AnyFn = (...args: any[]) => any;
-type Args<H> = H extends { call: (...args: infer A) => any } ? A : H extends { promise: (...args: infer A) => any } ? A : never;
-type Ret<H> = H extends { promise: (...args: any[]) => Promise<infer R> } ? R : never;
-
-/**
- * What a plugin sees of a hook: `tap` (sync) and `tapPromise` (async), with errors wrapped in
- * {@link HookError} naming plugin and hook, and async taps timed out. Plugins never call hooks.
- */
-export interface PluginHook<H> {
-  tap(options: TapOptions | undefined, fn: (...args: Args<H>) => Ret<H>): void;
-  tapPromise(options: TapOptions | undefined, fn: (...args: Args<H>) => Promise<Ret<H>>): void;
-}
-
-export type PluginHooks = { readonly [K in HookName]: PluginHook<HookMap[K]> };
 
 /** How long an async tap may stay pending, per hook. */
 export interface HookTimeouts {

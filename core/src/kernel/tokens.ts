@@ -1,6 +1,6 @@
 import type { InjectionToken } from 'tsyringe';
 import type { ResolvedConfig } from '../config/schema';
-import type { HookMap } from './hooks';
+import type { HookMap } from '../contracts/hooks';
 import type { Registry } from './registry';
 
 /**

@@ -5,7 +5,7 @@ import { TokenizerLoader } from '@lenml/tokenizers';
 import { asciiSplitFor, MAX_PIECE, pieceHash, PieceTable, type AsciiSplit } from './ascii-split';
 import { loadModelFolder } from './folder';
 import { HfTokenizer } from './hf-tokenizer';
-import { testModelDir, type TestModel } from './__fixtures__/test-models';
+import { testModelDir, type TestModel } from '../testing/test-models';
 
 // The library is ESM with a CommonJS build (as hf-tokenizer.ts loads it).
 // eslint-disable-next-line @typescript-eslint/no-require-imports

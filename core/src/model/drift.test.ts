@@ -1,6 +1,6 @@
 import { main } from '../cli/main';
 import { startScriptedProxy } from '../testing';
-import { testModel } from './__fixtures__/test-models';
+import { testModel } from '../testing/test-models';
 
 // Qwen3's template renders <think> only for assistant turns after the last real user message:
 // once a new user turn arrives, earlier reasoning disappears from a re-render, so the template's

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openAiChat } from '../proxy/wire/openai-chat';
-import { testModel, type TestModel } from './__fixtures__/test-models';
+import { testModel, type TestModel } from '../testing/test-models';
 
 // Goldens: Python's jinja2 in Hugging Face's environment (scripts/template-goldens.py, Debian
 // python3-jinja2) over the cases of scripts/template-cases.ts — the four real CLIs' recorded

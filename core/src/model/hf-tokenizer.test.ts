@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { TokenizerLoader } from '@lenml/tokenizers';
 import { loadModelFolder } from './folder';
 import { HfTokenizer } from './hf-tokenizer';
-import { testModel, testModelDir, TEST_MODELS, type TestModel } from './__fixtures__/test-models';
+import { testModel, testModelDir, TEST_MODELS, type TestModel } from '../testing/test-models';
 
 // Token ids against an independent implementation: @lenml/tokenizers (its own BPE, pre-tokenizer
 // and added-token splitting) on the same tokenizer.json, over recorded harness traffic (the

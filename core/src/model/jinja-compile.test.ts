@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { JinjaRenderer } from './jinja-env';
 import { LookAlikes, Neutralizer, Opaque } from './neutralize';
 import { loadModelFolder } from './folder';
-import { testModelDir, type TestModel } from './__fixtures__/test-models';
+import { testModelDir, type TestModel } from '../testing/test-models';
 
 // The compiled form of a template (jinja-compile.ts) must write what @huggingface/jinja's
 // interpreter writes — the interpreter is the reference the goldens were matched with.

@@ -5,7 +5,8 @@ import type * as Jinja from '@huggingface/jinja' with { 'resolution-mode': 'impo
 const { Environment, Interpreter, Template } = require('@huggingface/jinja') as typeof Jinja;
 type Template = Jinja.Template;
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
-import { compileTemplate, freezeForRender, type CompiledTemplate } from './jinja-compile';
+import { compileTemplate, type CompiledTemplate } from './jinja-compile';
+import { freezeForRender } from './jinja-values';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];

@@ -1,7 +1,7 @@
 import type { CanonicalMessage, MessagePart } from '../contracts/messages';
 import { createTestKernel } from '../testing';
 import { provider } from '../kernel/create';
-import { testModel, testModelDir } from './__fixtures__/test-models';
+import { testModel, testModelDir } from '../testing/test-models';
 import type { ContinuationMemo } from './jinja-template';
 
 const t = (text: string): MessagePart => ({ type: 'text', text });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanonicalMessage } from '../contracts/messages';
-import { testModel, type TestModel } from './__fixtures__/test-models';
+import { testModel, type TestModel } from '../testing/test-models';
 import { JinjaChatTemplate } from './jinja-template';
 
 // The prompt's text is Python's render of the original messages (golden.test.ts); these tests

@@ -1,4 +1,5 @@
 import type { CanonicalMessage, MessagePart, ToolSpec } from '../contracts/messages';
+import { stableJson } from '../util/stable-json';
 
 /** OpenClaw re-appends this internal-context user message at the end of every request. */
 export const OPENCLAW_CONTEXT_MARKER = '<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>';
@@ -9,15 +10,6 @@ export function splitTrailingContext(messages: readonly CanonicalMessage[]): { m
   const isContext = last?.role === 'user' && last.parts.length > 0 &&
     last.parts.every((p) => p.type === 'text') && (last.parts[0] as { text: string }).text.trimStart().startsWith(OPENCLAW_CONTEXT_MARKER);
   return isContext ? { messages: messages.slice(0, -1), context: last } : { messages: [...messages] };
-}
-
-/** JSON with sorted object keys, so key order never makes two values differ. */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** Tool-call ids compared with non-alphanumerics removed (OpenClaw turns `call_ab1` into `callab1`). */

@@ -7,7 +7,7 @@ import type { InfraClass, RolloutOutcome } from '../contracts/tree';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
-import type { RolloutRequest, RolloutResult } from '../kernel/hooks';
+import type { RolloutRequest, RolloutResult } from '../contracts/hooks';
 import type { Kernel } from '../kernel/kernel';
 import type { ServingProxy } from '../proxy/server';
 import { fsWorkspace } from '../tasks/workspace';

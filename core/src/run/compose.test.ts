@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
-import type { PluginApi } from '../kernel/plugin';
+import type { PluginApi } from '../contracts/plugin';
 import { Tokens } from './tokens';
 import type { ServingProxy } from '../proxy/server';
 import { CallStore } from '../rollout/call-store';

@@ -10,7 +10,7 @@ import type { Trainer } from '../contracts/trainer';
 import type { ResolvedConfig } from '../config/schema';
 import { provider, slotOptions, trainerOptions, type SlotRef } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
-import type { Logger } from '../kernel/plugin';
+import type { Logger } from '../contracts/plugin';
 import { type HarnessSlot, type RunTasks } from '../rollout/tokens';
 import { Tokens } from './tokens';
 import { ServingProxy } from '../proxy/server';

@@ -2,7 +2,7 @@ import type { ResolvedConfig } from '../config/schema';
 import { useBuiltins } from '../builtins';
 import { usePluginRef } from '../kernel/create';
 import { Kernel } from '../kernel/kernel';
-import type { Logger } from '../kernel/plugin';
+import type { Logger } from '../contracts/plugin';
 
 /**
  * Create a run's kernel: core's built-in plugins (the composition root's choice, not the

@@ -1,5 +1,5 @@
 import { ClawGymError, ErrorCodes } from '../errors';
-import type { RolloutResult } from '../kernel/hooks';
+import type { RolloutResult } from '../contracts/hooks';
 
 const allInfra = (reports: readonly Pick<RolloutResult, 'outcome'>[]) => reports.length > 0 && reports.every((r) => r.outcome === 'infra-error');
 

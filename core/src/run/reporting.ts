@@ -1,6 +1,6 @@
 import type { MetricsEvent, ReportedRun, Reporter } from '../contracts/reporter';
 import { ClawGymError, ErrorCodes, messageOf } from '../errors';
-import type { Logger } from '../kernel/plugin';
+import type { Logger } from '../contracts/plugin';
 
 /**
  * The run's reporters at work: every metrics event goes to each, in order (the metrics file

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { resolveConfig } from '../config/load';
 import type { Trainer } from '../contracts/trainer';
 import type { RolloutTree } from '../contracts/tree';
-import type { PluginApi } from '../kernel/plugin';
+import type { PluginApi } from '../contracts/plugin';
 import { bubblewrapMissing, describeIf, removeTempProjects, tempProject } from '../testing';
 import { sftRun } from './sft';
 

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { MetricsEvent, RunProgress } from '../contracts/reporter';
 import type { ResolvedConfig } from '../config/schema';
 import { provider } from '../kernel/create';
-import type { Logger } from '../kernel/plugin';
+import type { Logger } from '../contracts/plugin';
 import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
 import { appendRollouts } from '../report/rollout-log';

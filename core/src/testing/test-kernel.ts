@@ -1,6 +1,6 @@
 import { resolveConfig } from '../config/load';
 import type { ClawGymConfig } from '../config/schema';
-import type { ClawGymPlugin, Logger } from '../kernel/plugin';
+import type { ClawGymPlugin, Logger } from '../contracts/plugin';
 import { Kernel } from '../kernel/kernel';
 import { useBuiltins } from '../builtins';
 

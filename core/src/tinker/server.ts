@@ -39,8 +39,8 @@ export interface TinkerServerOptions {
   sessionTimeoutMs?: number;
 }
 
-/** An HTTP error with FastAPI's `{detail}` body. */
-class HttpError extends Error {
+/** A request the Tinker stand-in refuses: its HTTP status and FastAPI's `{detail}` body. */
+class TinkerRequestError extends Error {
   constructor(readonly status: number, detail: string) { super(detail); }
 }
 
@@ -120,7 +120,7 @@ export class TinkerServer {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(out));
     } catch (e) {
-      const [status, detail] = e instanceof HttpError ? [e.status, e.message] : e instanceof SyntaxError ? [422, `body is not JSON: ${e.message}`] : [500, messageOf(e)];
+      const [status, detail] = e instanceof TinkerRequestError ? [e.status, e.message] : e instanceof SyntaxError ? [422, `body is not JSON: ${e.message}`] : [500, messageOf(e)];
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ detail }));
     }
@@ -128,7 +128,7 @@ export class TinkerServer {
 
   private async route(method: string, route: string, b: Record<string, any>): Promise<unknown> {
     if (method === 'GET') return this.get(route);
-    if (method !== 'POST') throw new HttpError(405, 'Method Not Allowed');
+    if (method !== 'POST') throw new TinkerRequestError(405, 'Method Not Allowed');
     switch (route) {
       case '/api/v1/create_session': {
         const id = `session_${randomBytes(4).toString('hex')}`;
@@ -137,14 +137,14 @@ export class TinkerServer {
       }
       case '/api/v1/session_heartbeat': {
         const s = this.sessions.get(String(b.session_id));
-        if (!s) throw new HttpError(404, 'Session not found');
+        if (!s) throw new TinkerRequestError(404, 'Session not found');
         s.heartbeatAt = Date.now();
         return { type: 'session_heartbeat' };
       }
       case '/api/v1/create_model': return this.createModel(b);
       case '/api/v1/unload_model': {
         const row = this.models.get(String(b.model_id));
-        if (!row) throw new HttpError(404, 'Model not found');
+        if (!row) throw new TinkerRequestError(404, 'Model not found');
         const rid = this.enqueue(row.id, 'unload_model', undefined, undefined, async () => {
           // SkyRL ignores (with a warning) an unload of a model that is not loaded.
           if (this.model?.id === row.id) this.model = undefined;
@@ -156,7 +156,7 @@ export class TinkerServer {
       case '/api/v1/forward':
       case '/api/v1/forward_backward': {
         const input = (route === '/api/v1/forward' ? b.forward_input : b.forward_backward_input) as WirePassInput | undefined;
-        if (!input || !Array.isArray(input.data)) throw new HttpError(422, `${route === '/api/v1/forward' ? 'forward_input' : 'forward_backward_input'}.data is required`);
+        if (!input || !Array.isArray(input.data)) throw new TinkerRequestError(422, `${route === '/api/v1/forward' ? 'forward_input' : 'forward_backward_input'}.data is required`);
         const type = route.slice('/api/v1/'.length);
         return this.future(b, type, async () => {
           const data: Datum[] = input.data.map((d: WireDatum) => decodeDatum(d));
@@ -177,11 +177,11 @@ export class TinkerServer {
       case '/api/v1/save_weights_for_sampler': return this.save(b, route.endsWith('for_sampler'));
       case '/api/v1/load_weights': {
         const m = this.requireModel(b.model_id);
-        if (m.requests > 0) throw new HttpError(400, `LoadWeights is not permitted with seq_id ${b.seq_id ?? m.requests + 1}`);
+        if (m.requests > 0) throw new TinkerRequestError(400, `LoadWeights is not permitted with seq_id ${b.seq_id ?? m.requests + 1}`);
         const p = parseTinkerPath(String(b.path ?? ''));
-        if (!p || p.kind !== 'weights') throw new HttpError(400, 'request.path must be in format tinker://source_model_id/weights/checkpoint_id');
+        if (!p || p.kind !== 'weights') throw new TinkerRequestError(400, 'request.path must be in format tinker://source_model_id/weights/checkpoint_id');
         const archive = join(this.o.dataDir, p.modelId, `${p.checkpoint}.tar.gz`);
-        if (!existsSync(archive)) throw new HttpError(404, `Checkpoint not found: ${p.modelId}/${p.checkpoint}`);
+        if (!existsSync(archive)) throw new TinkerRequestError(404, `Checkpoint not found: ${p.modelId}/${p.checkpoint}`);
         return this.future({ ...b, seq_id: undefined }, 'load_weights', async () => {
           const dir = await mkdtemp(join(this.o.dataDir, '.load-'));
           try {
@@ -192,7 +192,7 @@ export class TinkerServer {
       }
       case '/api/v1/asample': return this.sample(b);
       case '/api/v1/retrieve_future': return this.retrieve(String(b.request_id));
-      default: throw new HttpError(404, 'Not Found');
+      default: throw new TinkerRequestError(404, 'Not Found');
     }
   }
 
@@ -206,7 +206,7 @@ export class TinkerServer {
     const one = /^\/api\/v1\/training_runs\/([^/]+)$/.exec(route);
     if (one) {
       const m = this.models.get(decodeURIComponent(one[1]!));
-      if (!m) throw new HttpError(404, 'Model not found');
+      if (!m) throw new TinkerRequestError(404, 'Model not found');
       return this.run(m);
     }
     const listing = /^\/api\/v1\/(?:training_runs|models)\/([^/]+)\/checkpoints$/.exec(route);
@@ -215,13 +215,13 @@ export class TinkerServer {
     if (archive) {
       const [, model, name, what] = archive.map((x) => decodeURIComponent(x)) as [string, string, string, string];
       const row = this.checkpoints.get(`${model}/sampler_weights/${name}`);
-      if (!row) throw new HttpError(404, `Checkpoint not found: ${model}/${name}`);
-      if (row.status === 'pending') throw new HttpError(425, 'Checkpoint is still being created');
-      if (row.status === 'failed') throw new HttpError(500, 'Checkpoint creation failed');
+      if (!row) throw new TinkerRequestError(404, `Checkpoint not found: ${model}/${name}`);
+      if (row.status === 'pending') throw new TinkerRequestError(425, 'Checkpoint is still being created');
+      if (row.status === 'failed') throw new TinkerRequestError(500, 'Checkpoint creation failed');
       if (what === 'archive') return new Redirect(route.replace(/\/archive$/, '/download'));
       return readFile(join(this.o.dataDir, model, 'sampler_weights', `${name}.tar.gz`));
     }
-    throw new HttpError(404, 'Not Found');
+    throw new TinkerRequestError(404, 'Not Found');
   }
 
   /** A `TrainingRun` as SkyRL's listing answers it. */
@@ -230,7 +230,7 @@ export class TinkerServer {
   }
 
   private createModel(b: Record<string, any>) {
-    if (!this.sessions.has(b.session_id)) throw new HttpError(404, 'Session not found');
+    if (!this.sessions.has(b.session_id)) throw new TinkerRequestError(404, 'Session not found');
     const id = `model_${randomBytes(4).toString('hex')}`;
     const lora = b.lora_config ?? { rank: 0 };
     const rank = Number(lora.rank ?? 0);
@@ -250,10 +250,10 @@ export class TinkerServer {
 
   private save(b: Record<string, any>, sampler: boolean) {
     const name = String(b.path ?? `ss${b.sampling_session_seq_id}_seq${b.seq_id}`);
-    if (!ID.test(name)) throw new HttpError(422, `path must match ${ID.source}`);
+    if (!ID.test(name)) throw new TinkerRequestError(422, `path must match ${ID.source}`);
     this.requireModel(b.model_id);
     const key = `${b.model_id}/${sampler ? 'sampler_weights' : 'weights'}/${name}`;
-    if (this.checkpoints.has(key)) throw new HttpError(409, `Checkpoint '${name}' already exists for model '${b.model_id}'`);
+    if (this.checkpoints.has(key)) throw new TinkerRequestError(409, `Checkpoint '${name}' already exists for model '${b.model_id}'`);
     const row: CheckpointRow = { model: String(b.model_id), name, type: sampler ? 'sampler' : 'training', status: 'pending' };
     this.checkpoints.set(key, row);
     const archive = join(this.o.dataDir, String(b.model_id), ...(sampler ? ['sampler_weights'] : []), `${name}.tar.gz`);
@@ -298,7 +298,7 @@ export class TinkerServer {
   }
 
   private requireModel(id: unknown): { id: string; requests: number } {
-    if (!this.model || this.model.id !== id) throw new HttpError(404, 'Model not found');
+    if (!this.model || this.model.id !== id) throw new TinkerRequestError(404, 'Model not found');
     return this.model;
   }
 
@@ -310,7 +310,7 @@ export class TinkerServer {
     if (seq !== undefined && seq !== null) {
       const seen = this.bySeq.get(`${m.id}:${seq}`);
       if (seen) {
-        if (seen.body !== body) throw new HttpError(409, 'Training request sequence number was reused');
+        if (seen.body !== body) throw new TinkerRequestError(409, 'Training request sequence number was reused');
         return { future_id: seen.id, status: 'pending', request_id: seen.id };
       }
     }
@@ -343,7 +343,7 @@ export class TinkerServer {
 
   private async retrieve(id: string): Promise<unknown> {
     const f = this.futures.get(id);
-    if (!f) throw new HttpError(404, 'Future not found');
+    if (!f) throw new TinkerRequestError(404, 'Future not found');
     if (!f.done) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -351,37 +351,37 @@ export class TinkerServer {
         new Promise<void>((ok) => { timer = setTimeout(ok, this.o.futureWaitMs ?? 60_000); }),
       ]);
       clearTimeout(timer);
-      if (!f.done) throw new HttpError(408, 'Timeout waiting for result');
+      if (!f.done) throw new TinkerRequestError(408, 'Timeout waiting for result');
     }
-    if (f.error !== undefined) throw new HttpError(400, f.error);
+    if (f.error !== undefined) throw new TinkerRequestError(400, f.error);
     return f.result;
   }
 
   /** `asample` of a sampler checkpoint — the newest, since the in-process engine samples the trainer's own weights — or of the base model where the backend allows it. */
   private sample(b: Record<string, any>): { future_id: string; status: string; request_id: string } {
     const engine = this.o.engine;
-    if (!engine) throw new HttpError(400, 'this trainer service has no engine to sample with');
+    if (!engine) throw new TinkerRequestError(400, 'this trainer service has no engine to sample with');
     const sp = b.sampling_params ?? {};
-    if (sp.max_tokens === undefined || sp.max_tokens === null) throw new HttpError(400, 'max_tokens is currently required');
-    if (!(sp.max_tokens > 0)) throw new HttpError(400, 'max_tokens must be a positive number');
-    if ((b.base_model == null) === (b.model_path == null)) throw new HttpError(422, "When 'sampling_session_id' is not provided, exactly one of 'base_model' or 'model_path' must be provided");
+    if (sp.max_tokens === undefined || sp.max_tokens === null) throw new TinkerRequestError(400, 'max_tokens is currently required');
+    if (!(sp.max_tokens > 0)) throw new TinkerRequestError(400, 'max_tokens must be a positive number');
+    if ((b.base_model == null) === (b.model_path == null)) throw new TinkerRequestError(422, "When 'sampling_session_id' is not provided, exactly one of 'base_model' or 'model_path' must be provided");
     const [id, f] = this.newFuture('sample');
     if (b.model_path != null) {
       const p = parseTinkerPath(String(b.model_path));
-      if (!p || (p.kind !== '' && p.kind !== 'sampler_weights')) throw new HttpError(400, 'model_path must be tinker://model_id/checkpoint_id or tinker://model_id/sampler_weights/checkpoint_id');
-      if (!this.models.has(p.modelId)) throw new HttpError(404, 'Model not found');
+      if (!p || (p.kind !== '' && p.kind !== 'sampler_weights')) throw new TinkerRequestError(400, 'model_path must be tinker://model_id/checkpoint_id or tinker://model_id/sampler_weights/checkpoint_id');
+      if (!this.models.has(p.modelId)) throw new TinkerRequestError(404, 'Model not found');
       const row = this.checkpoints.get(`${p.modelId}/sampler_weights/${p.checkpoint}`);
-      if (!row) throw new HttpError(404, `Checkpoint not found: ${p.modelId}/${p.checkpoint}`);
-      if (row.status === 'pending') throw new HttpError(425, 'Checkpoint is still being created');
+      if (!row) throw new TinkerRequestError(404, `Checkpoint not found: ${p.modelId}/${p.checkpoint}`);
+      if (row.status === 'pending') throw new TinkerRequestError(425, 'Checkpoint is still being created');
       const canonical = `tinker://${p.modelId}/${p.checkpoint}`;
       if (this.model?.id !== p.modelId) { settle(f, undefined, SKYRL_TEXT.unknownModel([p.modelId])); return { future_id: id, status: 'pending', request_id: id }; }
-      if (!this.latestSampler || this.latestSampler.path !== canonical) throw new HttpError(400, `Checkpoint ${b.model_path} is not the newest sampler checkpoint; this server samples only ${this.latestSampler?.path ?? 'the base model'}`);
+      if (!this.latestSampler || this.latestSampler.path !== canonical) throw new TinkerRequestError(400, `Checkpoint ${b.model_path} is not the newest sampler checkpoint; this server samples only ${this.latestSampler?.path ?? 'the base model'}`);
     } else if (!this.traits.samplesBaseModel) {
       // SkyRL FSDP/Megatron: the base model is model_id "", which no policy is.
       settle(f, undefined, SKYRL_TEXT.unknownModel(['']));
       return { future_id: id, status: 'pending', request_id: id };
     } else if (this.o.trainer.policyVersion() > 0) {
-      throw new HttpError(400, `the base model is no longer what this server's weights are (they were trained ${this.o.trainer.policyVersion()} steps); sample ${this.latestSampler?.path ?? 'a save_weights_for_sampler checkpoint'}`);
+      throw new TinkerRequestError(400, `the base model is no longer what this server's weights are (they were trained ${this.o.trainer.policyVersion()} steps); sample ${this.latestSampler?.path ?? 'a save_weights_for_sampler checkpoint'}`);
     }
     runSample(engine, b, f);
     return { future_id: id, status: 'pending', request_id: id };

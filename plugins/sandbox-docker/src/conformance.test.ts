@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeIf, describeSandboxConformance, startScriptedProxy } from '@clawgym/core/testing';
-import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './dockerd';
+import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './testing';
 import { limitEnforcementHere } from './limits';
 import { DockerSandboxProvider } from './provider';
 

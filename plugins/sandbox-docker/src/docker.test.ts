@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxLimits, SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
-import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './dockerd';
+import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './testing';
 import { callModelFrom } from './model-call-fixture';
 import { DockerSandboxProvider, LABEL_ROOT, LABEL_RUN } from './provider';
 

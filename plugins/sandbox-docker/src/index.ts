@@ -5,7 +5,6 @@ export {
   DEFAULT_IMAGE, DockerSandboxProvider, HOME, IMAGE_RECIPE, LABEL_ROLLOUT, LABEL_ROOT, LABEL_RUN, NETNS_RUN, PROXY_SOCKET,
   SANDBOX_PROXY_PORT, WORKSPACE, dockerSandboxProvider, dockerSocketPath, type DockerSandboxOptions,
 } from './provider';
-export { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, pingDocker, sshdMissing, startDockerd, startTestSshd, type PrivateDockerd, type StartDockerdOptions, type TestNetns, type TestSshd } from './dockerd';
 export { engineLimitEnforcement, limitEnforcementHere } from './limits';
 export { DockerHost, DockerHosts, type DockerHostOption, type DockerHostSpec } from './hosts';
 

@@ -13,7 +13,7 @@ import { fsWorkspace, oracleOf, type Harness, type SandboxSpec, type Task } from
 import { loadHarbor } from '@clawgym/task-formats';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { RolloutRunner, type RolloutReport } from '../../../core/src/rollout/runner';
-import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
+import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './testing';
 import { makeHarborTask } from './harbor-fixture';
 import { taskImageTag } from './task-image';
 import { DockerSandboxProvider } from './provider';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
-import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, sshdMissing, sshKeygen, startDockerd, startTestSshd, type PrivateDockerd, type TestNetns, type TestSshd } from './dockerd';
+import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, sshdMissing, sshKeygen, startDockerd, startTestSshd, type PrivateDockerd, type TestNetns, type TestSshd } from './testing';
 import { callModelFrom } from './model-call-fixture';
 import { DockerSandboxProvider } from './provider';
 import { SshDialAgent } from './ssh-dial';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fsWorkspace, oracleOf, type Sandbox, type SandboxSpec, type Task } from '@clawgym/core';
 import { describeIf } from '@clawgym/core/testing';
 import { loadHarbor } from '@clawgym/task-formats';
-import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './dockerd';
+import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './testing';
 import { DockerSandboxProvider } from './provider';
 import { LABEL_TASK_HASH } from './task-image';
 import { makeHarborTask as makeTask } from './harbor-fixture';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
-import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './dockerd';
+import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './testing';
 import { DockerSandboxProvider } from './provider';
 import { callModelFrom } from './model-call-fixture';
 

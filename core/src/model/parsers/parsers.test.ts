@@ -4,7 +4,7 @@ import type { ToolSpec } from '../../contracts/messages';
 import { eventsToMessage } from '../../engine/output';
 import { loadModelFolder } from '../folder';
 import { HfTokenizer } from '../hf-tokenizer';
-import { testModel, testModelDir } from '../__fixtures__/test-models';
+import { testModel, testModelDir } from '../../testing/test-models';
 import { deepseekParser } from './deepseek';
 import { harmonyParser } from './harmony';
 import { hermesParser } from './hermes';

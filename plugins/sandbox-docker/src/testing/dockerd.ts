@@ -233,7 +233,7 @@ export function makeTestNetns(index: number, subnet = 1 + (process.pid % 250)): 
  * `dockerHost`; resolves to its tag.
  */
 export async function buildSandboxImage(dockerHost: string, options: { script?: string; image?: string; force?: boolean } = {}): Promise<string> {
-  const script = options.script ?? join(__dirname, '..', '..', '..', 'scripts', 'docker-image.sh');
+  const script = options.script ?? join(__dirname, '..', '..', '..', '..', 'scripts', 'docker-image.sh');
   const env: Record<string, string> = { ...process.env as Record<string, string>, DOCKER_HOST: dockerHost, FORCE: options.force ? '1' : '0' };
   if (options.image) env.IMAGE = options.image;
   const r = await collectOutput(['bash', script], { env });
