@@ -10,8 +10,8 @@ export type CallSummary = Pick<ModelCallRecord, 'callIndex' | 'role' | 'finishRe
  * {@link buildTree} on the whole list, in the memory of the tree and the record being added
  * (plus records that arrive before an earlier call: a file is in the order calls finished,
  * which concurrent calls may swap). `calls` (a first, cheap pass: heads, no ids) says which call
- * decides the main tree and the order to add them in. New prompt ids are copied out of each
- * record's array, so no record's array outlives it.
+ * decides the main tree and the order to add them in. A record's array outlives it only where
+ * the tree uses most of it (the chains calls that extend one another are read into).
  */
 export async function buildTreeFromStream(
   calls: Iterable<CallSummary>, records: AsyncIterable<ModelCallRecord>, info: RolloutInfo, options: BuildOptions,

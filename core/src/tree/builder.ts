@@ -48,8 +48,8 @@ class Tree {
   readonly root: Run;
   /** Called with the new run after a split moved call-end marks into it. */
   onSplit: (tree: Tree, rest: Run) => void = () => {};
-  /** Copy a new run's ids out of a sequence they are a small part of (see {@link TreeBuilder}). */
-  copyRuns = false;
+  /** How a new run gets its ids from the sequence it is cut from (default: a view). */
+  runIds: (seq: Int32Array, from: number) => Int32Array = (seq, from) => seq.subarray(from);
   /** Length of the root sequence's first message (see {@link BuildOptions.messageEndId}). */
   readonly firstMessageLength: number;
   constructor(first: Int32Array, messageEndId: number, callIndex: number) {
@@ -85,9 +85,7 @@ class Tree {
       if (offset < run.tokens.length) this.onSplit(this, run.split(offset));
       const next = run.children.find((c) => c.tokens[0] === seq[p]);
       if (next) { run = next; offset = 0; continue; }
-      // A view keeps its whole array alive: a prompt's last few ids are copied instead.
-      const own = this.copyRuns && (seq.length - p) * 2 < seq.buffer.byteLength / 4 ? seq.slice(p) : seq.subarray(p);
-      const fresh = new Run(run, kind, own, logprobs?.subarray(p - from), callIndex);
+      const fresh = new Run(run, kind, this.runIds(seq, p), logprobs?.subarray(p - from), callIndex);
       run.children.push(fresh);
       return { run: fresh, offset: fresh.tokens.length };
     }
@@ -125,9 +123,9 @@ export function firstMainCall(heads: Iterable<Pick<ModelCallRecord, 'callIndex' 
  * ids (the proxy's TITO records) attach at the end of the parent's output without re-reading
  * the history, so building costs the new tokens of each call; forks and retries are attached by
  * token-level longest-prefix search. Failed and aborted calls are left out (and counted). It
- * holds the tree and a few numbers a call, never a call's record: `copyRuns` copies a prompt's
- * new ids out of its array when they are a small part of it (a stream of records whose arrays
- * are not otherwise kept), where views would keep every call's whole prompt alive.
+ * holds the tree and a few numbers a call, never a call's record; with `copyRuns` (a stream of
+ * records whose arrays nothing else keeps) its runs never keep much of an array alive that the
+ * tree does not use (see {@link ownIds}).
  */
 export class TreeBuilder {
   private readonly trees: Tree[] = [];
@@ -155,6 +153,24 @@ export class TreeBuilder {
 
   /** A split moves marks into the new run: keep the index pointing at them. */
   private readonly moved = (tree: Tree, run: Run) => { for (const m of run.ends) this.ends.set(`${m.what}${m.call}`, { tree, run }); };
+
+  /** Ids of each array the tree's runs are views of, from the array's start up to the last one. */
+  private readonly viewed = new WeakMap<ArrayBufferLike, number>();
+
+  /**
+   * A run's ids, with `copyRuns`: a view of the record's array where the tree uses most of that
+   * array up to the run's end (a chain of calls that extend one another, each adding its ids at
+   * the end), else a copy (the last few ids of a prompt that owns its array, or of a fork that
+   * starts with a copy of a prefix the tree already has): views never keep much the tree does
+   * not hold.
+   */
+  private readonly ownIds = (seq: Int32Array, from: number): Int32Array => {
+    const end = seq.byteOffset / 4 + seq.length;
+    const used = (this.viewed.get(seq.buffer) ?? 0) + seq.length - from;
+    if (used * 2 < end) return seq.slice(from);
+    this.viewed.set(seq.buffer, used);
+    return seq.subarray(from);
+  };
 
   /** Add the next call (in call order). */
   add(r: ModelCallRecord): void {
@@ -193,7 +209,7 @@ export class TreeBuilder {
       }
       start = { run: tree.root, offset: 0 };
     }
-    tree.copyRuns = this.options.copyRuns === true;
+    if (this.options.copyRuns) tree.runIds = this.ownIds;
     const afterPrompt = tree.insert(start, prompt, from, 'inserted', undefined, r.callIndex);
     this.markEnd(tree, afterPrompt, r.callIndex, 'prompt');
     const afterOutput = tree.insert(afterPrompt, Int32Array.from(r.outputIds), 0, 'generated', Float32Array.from(r.outputLogprobs), r.callIndex);
