@@ -77,3 +77,51 @@ describe('clawgym serve (built CLI) and clawgym inspect', () => {
     expect(indices('s2-1')).toEqual([0]);
   }, 30_000);
 });
+
+describe('clawgym serve with calls near the body limit', () => {
+  it('exits 0 on Ctrl-C after a session of five 30 MiB calls, and says what it recorded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clawgym-serve-big-'));
+    let stop = () => {};
+    try {
+      writeFileSync(join(dir, 'clawgym.config.mjs'), `export default { run: { outDir: ${JSON.stringify(join(dir, 'runs'))} } };\n`);
+      writeFileSync(join(dir, 'package.json'), '{"name":"serve-test","private":true}');
+      const child = spawn(process.execPath, [bin, 'serve', '--engine', 'scripted', '--port', '0', '--name', 'big'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      stop = () => child.kill('SIGKILL');
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (d) => { err += d; });
+      const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      await new Promise<void>((ready, fail) => {
+        child.stdout.on('data', (d) => { out += d; if (out.includes('Press Ctrl-C')) ready(); });
+        void exit.then((code) => fail(new Error(`serve exited ${code}: ${err}`)));
+      });
+      const baseURL = /OPENAI_BASE_URL=(\S+)/.exec(out)![1]!;
+      const apiKey = /OPENAI_API_KEY=(\S+)/.exec(out)![1]!;
+      // Five chat requests of 30 MiB each (under the 32 MB limit), none extending another: a
+      // tool result of its own each time, every id of it new.
+      for (let i = 0; i < 5; i++) {
+        const content = `${String.fromCharCode(97 + i)}bcdefghij `.repeat(Math.floor(30 * 1024 * 1024 / 11) + 10);
+        const body = JSON.stringify({ model: 'm', max_tokens: 16, messages: [
+          { role: 'user', content: `read file ${i}` },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'call_1', content },
+        ] });
+        expect(Buffer.byteLength(body)).toBeGreaterThan(30 * 1024 * 1024);
+        expect(Buffer.byteLength(body)).toBeLessThan(32 * 1024 * 1024);
+        const res = await fetch(`${baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body });
+        expect(res.status).toBe(200);
+        await res.text();
+      }
+      child.kill('SIGINT');
+      expect({ code: await exit, err: err.slice(-500) }).toEqual({ code: 0, err: '' });
+      expect(out).toContain('stopped. 5 calls;');
+      let report = '';
+      const io = { out: (s: string) => { report += s; }, err: (s: string) => { report += s; }, cwd: dir };
+      expect(await main(['inspect', 'runs/big'], io)).toBe(0);
+      expect(report).toMatch(/^s-1\s+5\s/m);
+    } finally {
+      stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+});

@@ -105,4 +105,29 @@ describe('CallStore', () => {
     for await (const h of store.heads('ro-1')) lengths.push(h.promptLength);
     expect(lengths).toEqual([3, 7, 7]);
   });
+
+  it('rebuilds the prompts of a line of calls as views of one array, sized once; a fork starts another', async () => {
+    const store = new CallStore(tmp('calls-chain-'));
+    const records: ModelCallRecord[] = [rec(0, [1, 2, 3], { kind: 'fork', reason: 'first call of the session' })];
+    for (let i = 1; i <= 20; i++) {
+      const p = records[i - 1]!;
+      records.push(rec(i, [...p.promptIds, ...p.outputIds, 100 + i, 200 + i], { kind: 'reuse', parentCall: i - 1, reusedTokens: p.promptIds.length + p.outputIds.length }));
+    }
+    // A retry of call 20, a fork from call 10's history with ids of its own, and a call that extends the fork.
+    records.push(rec(21, [...records[20]!.promptIds], { kind: 'retry', of: 20 }, [8]));
+    const fork = rec(22, [...records[10]!.promptIds.subarray(0, 12), 77, 78], { kind: 'reuse', parentCall: 10, reusedTokens: 12 });
+    records.push(fork, rec(23, [...fork.promptIds, 9, 9, 5], { kind: 'reuse', parentCall: 22, reusedTokens: fork.promptIds.length + 2 }));
+    for (const r of records) await store.append(r);
+    await store.close('ro-1');
+    const read = await store.read('ro-1');
+    expect(read).toEqual(records);
+    const buffers = new Set(read.map((r) => r.promptIds.buffer));
+    expect(buffers.size).toBe(2);
+    // The main line's array holds its last prompt and output, nothing more: it never grew by copying.
+    const main = read[20]!.promptIds;
+    expect(main.buffer.byteLength).toBe((main.length + 2) * 4);
+    expect(read[21]!.promptIds.buffer).toBe(main.buffer);
+    expect(read[23]!.promptIds.buffer).toBe(read[22]!.promptIds.buffer);
+    expect(read[22]!.promptIds.buffer.byteLength).toBe((read[23]!.promptIds.length + 2) * 4);
+  });
 });

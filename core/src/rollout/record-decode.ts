@@ -2,6 +2,7 @@ import type { ModelCallRecord } from '../contracts/records';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { floatsOf, idsOf } from './record-codec';
 import { fileLines, jsonIdsCount, jsonIdsOf } from './record-lines';
+import { ChainPlanner, type Placed } from './record-chains';
 
 /** A record without its prompt's ids: what statistics read (the ids of a long session are most of its size). */
 export type CallHead = Omit<ModelCallRecord, 'promptIds'> & { promptLength: number };
@@ -72,50 +73,88 @@ async function* linesOf(path: string): AsyncGenerator<Line> {
   }
 }
 
+/** A line's prompt as a base call, how many of its ids it keeps, and how many new ids follow. */
+interface Shape { ref?: number; keep: number; tail: number; output: number }
+
+/** A line's {@link Shape}, given the lengths of the calls before it. */
+function shapeOf(line: Line, lengths: ReadonlyMap<number, { prompt: number; output: number }>, path: string): Shape {
+  const { head, ids, buf } = line;
+  const ref = refOf(line);
+  const base = ref === undefined ? undefined : lengths.get(ref);
+  if (ref !== undefined && !base) throw missing(path, head.callIndex, ref);
+  const output = head.out !== undefined ? varintCount(head.out) : head.outputIds?.length ?? 0;
+  if (head.v === 2) return { ref: base ? ref : undefined, keep: base ? head.keep ?? 0 : 0, tail: ids ? varintCount(buf.toString('latin1', ids.start, ids.end)) : 0, output };
+  if (ids?.kind === 'promptIds') return { keep: 0, tail: jsonIdsCount(buf, ids.start, ids.end), output };
+  if (ids?.kind === 'promptTail') return { ref, keep: base!.prompt + base!.output, tail: jsonIdsCount(buf, ids.start, ids.end), output };
+  if (head.promptIds) return { keep: 0, tail: head.promptIds.length, output };
+  return { ref, keep: base!.prompt, tail: 0, output };
+}
+
+/** A line's new prompt ids (after the kept ones). */
+function tailOf({ head, ids, buf }: Line): Int32Array {
+  if (head.v === 2) return ids ? idsOf(buf.toString('latin1', ids.start, ids.end)) : new Int32Array(0);
+  if (ids) return jsonIdsOf(buf, ids.start, ids.end);
+  return head.promptIds ? Int32Array.from(head.promptIds) : new Int32Array(0);
+}
+
 /**
- * Every record of a file, in order, its prompt rebuilt, reading the file twice: once for which
- * calls later ones build on (and how many times), then to rebuild, keeping a call's ids only
- * until the last call that builds on it. Memory is the records being read plus the calls still
- * referred to, not the file: a session whose calls each extend the previous keeps one.
+ * Every record of a file, in order, its prompt rebuilt, reading the file twice: first the shape
+ * of every call (which call it builds on, how many ids it keeps and adds) to size the chains its
+ * prompts are views of (see record-chains.ts), then the records. Memory is the chains: the
+ * session's new tokens and a copy of the prefix at each fork, never one whole prompt a call;
+ * a chain no later call builds on is left to its records' holders.
  */
 export async function* decodeFile(path: string): AsyncGenerator<ModelCallRecord> {
+  const lengths = new Map<number, { prompt: number; output: number }>();
   const uses = new Map<number, number>();
+  const sizing = new ChainPlanner();
+  const planned = new Map<number, Placed>();
   for await (const line of linesOf(path)) {
-    const ref = refOf(line);
-    if (ref !== undefined) uses.set(ref, (uses.get(ref) ?? 0) + 1);
+    const shape = shapeOf(line, lengths, path);
+    if (shape.ref !== undefined) uses.set(shape.ref, (uses.get(shape.ref) ?? 0) + 1);
+    const at = sizing.place(shape.ref === undefined ? undefined : planned.get(shape.ref), shape.keep, shape.tail, shape.output);
+    planned.set(line.head.callIndex, at);
+    lengths.set(line.head.callIndex, { prompt: at.promptEnd, output: shape.output });
   }
-  const kept = new Map<number, { prompt: Int32Array; output: number[] }>();
+  planned.clear();
+  lengths.clear();
+  const placing = new ChainPlanner();
+  const chains = new Map<number, Int32Array>();
+  const kept = new Map<number, Placed & { prompt: Int32Array; output: number[] }>();
+  const keptIn = new Map<number, number>();
+  const count = (chain: number, by: number) => { const n = (keptIn.get(chain) ?? 0) + by; if (n > 0) keptIn.set(chain, n); else keptIn.delete(chain); };
   for await (const line of linesOf(path)) {
-    const { head, ids, buf } = line;
-    const ref = refOf(line);
+    const { head } = line;
+    const shape = shapeOf(line, lengths, path);
+    const ref = shape.ref;
     const base = ref === undefined ? undefined : kept.get(ref);
     if (ref !== undefined && !base) throw missing(path, head.callIndex, ref);
     const { outputIds, outputLogprobs } = outputOf(head);
-    let prompt: Int32Array;
-    if (head.v === 2) {
-      const tail = ids ? idsOf(buf.toString('latin1', ids.start, ids.end)) : new Int32Array(0);
-      prompt = base ? joined(base, head.keep ?? 0, tail) : tail;
-    } else if (ids?.kind === 'promptIds') prompt = jsonIdsOf(buf, ids.start, ids.end);
-    else if (ids?.kind === 'promptTail') prompt = joined(base!, base!.prompt.length + base!.output.length, jsonIdsOf(buf, ids.start, ids.end));
-    else if (head.promptIds) prompt = Int32Array.from(head.promptIds);
-    else prompt = base!.prompt;
+    const at = placing.place(base, shape.keep, shape.tail, outputIds.length);
+    let chain = chains.get(at.chain);
+    if (!chain) chains.set(at.chain, chain = new Int32Array(sizing.capacity[at.chain]!));
+    if (at.copy) copyPrefix(chain, base!, shape.keep);
+    if (shape.tail) chain.set(tailOf(line), at.tailAt);
+    if (at.outputInChain) chain.set(outputIds, at.promptEnd);
+    const prompt = chain.subarray(0, at.promptEnd);
+    lengths.set(head.callIndex, { prompt: at.promptEnd, output: outputIds.length });
     if (ref !== undefined) {
       const left = uses.get(ref)! - 1;
-      if (left > 0) uses.set(ref, left); else { uses.delete(ref); kept.delete(ref); }
+      if (left > 0) uses.set(ref, left); else { uses.delete(ref); kept.delete(ref); count(base!.chain, -1); }
     }
-    if (uses.has(head.callIndex)) kept.set(head.callIndex, { prompt, output: outputIds });
+    if (uses.has(head.callIndex)) { kept.set(head.callIndex, { ...at, prompt, output: outputIds }); count(at.chain, 1); }
+    // A chain no kept call is in is never written again: its records hold it, not the reader.
+    if (!keptIn.has(at.chain)) chains.delete(at.chain);
+    if (base && !keptIn.has(base.chain)) chains.delete(base.chain);
     yield { ...restOf(head), promptIds: prompt, outputIds, outputLogprobs } as ModelCallRecord;
   }
 }
 
-/** The first `keep` ids of a call's prompt followed by its output, then `tail`. */
-function joined(base: { prompt: Int32Array; output: number[] }, keep: number, tail: Int32Array): Int32Array {
-  const out = new Int32Array(keep + tail.length);
+/** The first `keep` ids of a call's prompt followed by its output, at the start of `chain`. */
+function copyPrefix(chain: Int32Array, base: { prompt: Int32Array; output: number[] }, keep: number): void {
   const fromPrompt = Math.min(keep, base.prompt.length);
-  out.set(base.prompt.subarray(0, fromPrompt));
-  for (let i = fromPrompt; i < keep; i++) out[i] = base.output[i - fromPrompt]!;
-  out.set(tail, keep);
-  return out;
+  chain.set(base.prompt.subarray(0, fromPrompt));
+  for (let i = fromPrompt; i < keep; i++) chain[i] = base.output[i - fromPrompt]!;
 }
 
 /** Varints in a base64 text: the bytes under 0x80. */
@@ -133,17 +172,10 @@ function varintCount(text: string): number {
 export async function* headsOfFile(path: string): AsyncGenerator<CallHead> {
   const lengths = new Map<number, { prompt: number; output: number }>();
   for await (const line of linesOf(path)) {
-    const { head, ids, buf } = line;
+    const { head } = line;
+    const shape = shapeOf(line, lengths, path);
     const { outputIds, outputLogprobs } = outputOf(head);
-    const ref = refOf(line);
-    const base = ref === undefined ? undefined : lengths.get(ref);
-    if (ref !== undefined && !base) throw missing(path, head.callIndex, ref);
-    let promptLength: number;
-    if (head.v === 2) promptLength = (base ? head.keep ?? 0 : 0) + (ids ? varintCount(buf.toString('latin1', ids.start, ids.end)) : 0);
-    else if (ids?.kind === 'promptIds') promptLength = jsonIdsCount(buf, ids.start, ids.end);
-    else if (ids?.kind === 'promptTail') promptLength = base!.prompt + base!.output + jsonIdsCount(buf, ids.start, ids.end);
-    else if (head.promptIds) promptLength = head.promptIds.length;
-    else promptLength = base!.prompt;
+    const promptLength = shape.keep + shape.tail;
     lengths.set(head.callIndex, { prompt: promptLength, output: outputIds.length });
     yield { ...restOf(head), promptLength, outputIds, outputLogprobs } as CallHead;
   }

@@ -49,10 +49,13 @@ export function jsonIdsOf(b: Buffer, start: number, end: number): Int32Array {
   return out;
 }
 
-/** How many ids a JSON array of integers holds, without reading them. */
+/** How many ids a JSON array of integers holds, without reading them: its commas, plus one unless it is empty. */
 export function jsonIdsCount(b: Buffer, start: number, end: number): number {
+  // One tight loop over plain bytes (a first pass over a 2 GiB file of these is most of its time).
+  const bytes = new Uint8Array(b.buffer, b.byteOffset + start + 1, Math.max(0, end - start - 2));
   let n = 0;
-  let any = false;
-  for (let i = start + 1; i < end - 1; i++) { if (b[i] === 44) n++; else if (b[i] !== 32) any = true; }
-  return any ? n + 1 : 0;
+  for (let i = 0; i < bytes.length; i++) n += bytes[i] === 44 ? 1 : 0;
+  let first = 0;
+  while (first < bytes.length && bytes[first] === 32) first++;
+  return first < bytes.length ? n + 1 : 0;
 }

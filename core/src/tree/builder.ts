@@ -48,6 +48,8 @@ class Tree {
   readonly root: Run;
   /** Called with the new run after a split moved call-end marks into it. */
   onSplit: (tree: Tree, rest: Run) => void = () => {};
+  /** How a new run gets its ids from the sequence it is cut from (default: a view). */
+  runIds: (seq: Int32Array, from: number) => Int32Array = (seq, from) => seq.subarray(from);
   /** Length of the root sequence's first message (see {@link BuildOptions.messageEndId}). */
   readonly firstMessageLength: number;
   constructor(first: Int32Array, messageEndId: number, callIndex: number) {
@@ -83,112 +85,172 @@ class Tree {
       if (offset < run.tokens.length) this.onSplit(this, run.split(offset));
       const next = run.children.find((c) => c.tokens[0] === seq[p]);
       if (next) { run = next; offset = 0; continue; }
-      const fresh = new Run(run, kind, seq.subarray(p), logprobs?.subarray(p - from), callIndex);
+      const fresh = new Run(run, kind, this.runIds(seq, p), logprobs?.subarray(p - from), callIndex);
       run.children.push(fresh);
       return { run: fresh, offset: fresh.tokens.length };
     }
   }
 }
 
-/**
- * Rebuild the prefix tree of one rollout from its model calls. Calls that reuse a parent's ids
- * (the proxy's TITO records) attach at the end of the parent's output without re-reading the
- * history, so building costs the new tokens of each call; forks and retries are attached by
- * token-level longest-prefix search. Failed and aborted calls are left out (and counted).
- */
 /** A record's sampling distribution, when it is not plain softmax (temperature 1, top-p 1). */
 /** The policy version that served a generated run's call. */
-function versionOf(r: ModelCallRecord | undefined): { policyVersion?: number } {
-  return r === undefined ? {} : { policyVersion: r.policyVersion };
+function versionOf(r: Pick<ModelCallRecord, 'policyVersion'> | undefined): { policyVersion?: number } {
+  return r === undefined || r.policyVersion === undefined ? {} : { policyVersion: r.policyVersion };
 }
 
-function samplingOf(r: ModelCallRecord | undefined): { sampling?: { temperature: number; topP: number } } {
+function samplingOf(r: Pick<ModelCallRecord, 'sampling'> | undefined): { sampling?: { temperature: number; topP: number } } {
   const s = r?.sampling;
   return s && (s.temperature !== 1 || s.topP < 1) ? { sampling: { temperature: s.temperature, topP: s.topP } } : {};
 }
 
-export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo, options: BuildOptions): RolloutTree {
-  const answered = [...records].sort((a, b) => a.callIndex - b.callIndex).filter((r) => r.finishReason !== 'error' && r.finishReason !== 'aborted');
-  const byIndex = new Map(answered.map((r) => [r.callIndex, r]));
-  const trees: Tree[] = [];
+/** What the builder keeps of an answered call once it is in the tree: lengths, not ids. */
+interface CallInfo { promptLength: number; outputLength: number; sampling: ReturnType<typeof samplingOf>; version: ReturnType<typeof versionOf> }
+
+const isAnswered = (r: Pick<ModelCallRecord, 'finishReason'>) => r.finishReason !== 'error' && r.finishReason !== 'aborted';
+
+/**
+ * Which answered call decides the main tree: the first marked main, else the first not marked
+ * a side call. Read from the calls' heads (role and finish), in call order.
+ */
+export function firstMainCall(heads: Iterable<Pick<ModelCallRecord, 'callIndex' | 'role' | 'finishReason'>>): number | undefined {
+  let main: number | undefined;
+  let notSide: number | undefined;
+  for (const h of heads) {
+    if (!isAnswered(h)) continue;
+    if (h.role === 'main' && (main === undefined || h.callIndex < main)) main = h.callIndex;
+    if (!isSideCall(h.role) && (notSide === undefined || h.callIndex < notSide)) notSide = h.callIndex;
+  }
+  return main ?? notSide;
+}
+
+/**
+ * Builds one rollout's prefix tree a call at a time, in call order. Calls that reuse a parent's
+ * ids (the proxy's TITO records) attach at the end of the parent's output without re-reading
+ * the history, so building costs the new tokens of each call; forks and retries are attached by
+ * token-level longest-prefix search. Failed and aborted calls are left out (and counted). It
+ * holds the tree and a few numbers a call, never a call's record; with `copyRuns` (a stream of
+ * records whose arrays nothing else keeps) its runs never keep much of an array alive that the
+ * tree does not use (see {@link ownIds}).
+ */
+export class TreeBuilder {
+  private readonly trees: Tree[] = [];
+  private mainTree: Tree | undefined;
+  private readonly calls = new Map<number, CallInfo>();
   // Where each call's prompt and output end, so that TITO reuses and retries attach without
   // re-reading the history. Marks live on runs and move with them when a run is split.
-  const ends = new Map<string, { tree: Tree; run: Run }>();
-  const endPos = (call: number, what: 'prompt' | 'output'): { tree: Tree; pos: Pos } | undefined => {
-    const e = ends.get(`${what}${call}`);
+  private readonly ends = new Map<string, { tree: Tree; run: Run }>();
+  private seen = 0;
+  private last = -1;
+
+  /** `firstMain`: the call that decides the main tree (see {@link firstMainCall}). */
+  constructor(private readonly options: BuildOptions & { firstMain: number | undefined; copyRuns?: boolean }) {}
+
+  private endPos(call: number, what: 'prompt' | 'output'): { tree: Tree; pos: Pos } | undefined {
+    const e = this.ends.get(`${what}${call}`);
     const mark = e?.run.ends.find((m) => m.call === call && m.what === what);
     return e && mark ? { tree: e.tree, pos: { run: e.run, offset: mark.offset } } : undefined;
-  };
-  // A split moves marks into the new run: keep the index pointing at them.
-  const moved = (tree: Tree, run: Run) => { for (const m of run.ends) ends.set(`${m.what}${m.call}`, { tree, run }); };
-  const markEnd = (tree: Tree, pos: Pos, call: number, what: 'prompt' | 'output') => {
-    pos.run.ends.push({ call, offset: pos.offset, what });
-    ends.set(`${what}${call}`, { tree, run: pos.run });
-  };
-  // Main-agent calls first decide the main tree: the first call marked main, else the first call.
-  const firstMain = answered.find((r) => r.role === 'main') ?? answered.find((r) => !isSideCall(r.role));
-  let mainTree: Tree | undefined;
+  }
 
-  for (const r of answered) {
+  private markEnd(tree: Tree, pos: Pos, call: number, what: 'prompt' | 'output'): void {
+    pos.run.ends.push({ call, offset: pos.offset, what });
+    this.ends.set(`${what}${call}`, { tree, run: pos.run });
+  }
+
+  /** A split moves marks into the new run: keep the index pointing at them. */
+  private readonly moved = (tree: Tree, run: Run) => { for (const m of run.ends) this.ends.set(`${m.what}${m.call}`, { tree, run }); };
+
+  /** Ids of each array the tree's runs are views of, from the array's start up to the last one. */
+  private readonly viewed = new WeakMap<ArrayBufferLike, number>();
+
+  /**
+   * A run's ids, with `copyRuns`: a view of the record's array where the tree uses most of that
+   * array up to the run's end (a chain of calls that extend one another, each adding its ids at
+   * the end), else a copy (the last few ids of a prompt that owns its array, or of a fork that
+   * starts with a copy of a prefix the tree already has): views never keep much the tree does
+   * not hold.
+   */
+  private readonly ownIds = (seq: Int32Array, from: number): Int32Array => {
+    const end = seq.byteOffset / 4 + seq.length;
+    const used = (this.viewed.get(seq.buffer) ?? 0) + seq.length - from;
+    if (used * 2 < end) return seq.slice(from);
+    this.viewed.set(seq.buffer, used);
+    return seq.subarray(from);
+  };
+
+  /** Add the next call (in call order). */
+  add(r: ModelCallRecord): void {
+    if (r.callIndex < this.last) throw new RangeError(`calls must come in call order: call ${r.callIndex} after call ${this.last}`);
+    this.last = r.callIndex;
+    this.seen++;
+    if (!isAnswered(r)) return;
     const prompt = r.promptIds;
-    const output = Int32Array.from(r.outputIds);
     let tree: Tree | undefined;
     let start: Pos | undefined;
     let from = 0;
-    const parent = r.origin.kind === 'reuse' ? byIndex.get(r.origin.parentCall) : r.origin.kind === 'retry' ? byIndex.get(r.origin.of) : undefined;
+    const parentIndex = r.origin.kind === 'reuse' ? r.origin.parentCall : r.origin.kind === 'retry' ? r.origin.of : undefined;
+    const parent = parentIndex === undefined ? undefined : this.calls.get(parentIndex);
     const hint = !parent ? undefined
-      : r.origin.kind === 'reuse' && r.origin.reusedTokens === parent.promptIds.length + parent.outputIds.length ? endPos(parent.callIndex, 'output')
-        : r.origin.kind === 'retry' && prompt.length === parent.promptIds.length ? endPos(parent.callIndex, 'prompt') : undefined;
+      : r.origin.kind === 'reuse' && r.origin.reusedTokens === parent.promptLength + parent.outputLength ? this.endPos(parentIndex!, 'output')
+        : r.origin.kind === 'retry' && prompt.length === parent.promptLength ? this.endPos(parentIndex!, 'prompt') : undefined;
+    const isFirstMain = r.callIndex === this.options.firstMain;
     if (hint) {
       tree = hint.tree;
       start = hint.pos;
       from = r.origin.kind === 'reuse' ? r.origin.reusedTokens : prompt.length;
     } else {
       let best: { t: Tree; common: number } | undefined;
-      for (const t of trees) {
+      for (const t of this.trees) {
         // A call the harness marked as a side call never joins the main tree.
-        if (isSideCall(r.role) && t === mainTree) continue;
+        if (isSideCall(r.role) && t === this.mainTree) continue;
         const common = t.commonPrefix(prompt);
         if (common >= t.firstMessageLength && (!best || common > best.common)) best = { t, common };
       }
       tree = best?.t;
-      if (!tree || (r === firstMain && trees.length > 0 && tree !== trees[0])) {
-        tree = new Tree(prompt, options.messageEndId, r.callIndex);
-        tree.onSplit = moved;
+      if (!tree || (isFirstMain && this.trees.length > 0 && tree !== this.trees[0])) {
+        tree = new Tree(prompt, this.options.messageEndId, r.callIndex);
+        tree.onSplit = this.moved;
         // The main tree is always trees[0].
-        if (r === firstMain) { trees.unshift(tree); mainTree = tree; } else trees.push(tree);
+        if (isFirstMain) { this.trees.unshift(tree); this.mainTree = tree; } else this.trees.push(tree);
       }
       start = { run: tree.root, offset: 0 };
     }
+    if (this.options.copyRuns) tree.runIds = this.ownIds;
     const afterPrompt = tree.insert(start, prompt, from, 'inserted', undefined, r.callIndex);
-    markEnd(tree, afterPrompt, r.callIndex, 'prompt');
-    const logprobs = Float32Array.from(r.outputLogprobs);
-    const afterOutput = tree.insert(afterPrompt, output, 0, 'generated', logprobs, r.callIndex);
-    markEnd(tree, afterOutput, r.callIndex, 'output');
+    this.markEnd(tree, afterPrompt, r.callIndex, 'prompt');
+    const afterOutput = tree.insert(afterPrompt, Int32Array.from(r.outputIds), 0, 'generated', Float32Array.from(r.outputLogprobs), r.callIndex);
+    this.markEnd(tree, afterOutput, r.callIndex, 'output');
+    this.calls.set(r.callIndex, { promptLength: prompt.length, outputLength: r.outputIds.length, sampling: samplingOf(r), version: versionOf(r) });
   }
 
-  // Flatten: parents before children, main tree first; each tree's empty root run is elided,
-  // so its first run(s) become nodes with parent -1 (auxiliary roots for every tree but the main).
-  const nodes: TreeNode[] = [];
-  const auxiliaryRoots: number[] = [];
-  trees.forEach((t) => {
-    const stack: [Run, number][] = t.root.children.map((c) => [c, -1] as [Run, number]).reverse();
-    while (stack.length) {
-      const [run, parentId] = stack.pop()!;
-      const id = nodes.length;
-      if (parentId === -1 && t !== mainTree) auxiliaryRoots.push(id);
-      nodes.push({
-        id, parent: parentId, kind: run.kind, tokens: run.tokens, callIndex: run.callIndex,
-        ...(run.kind === 'generated' ? { logprobs: run.logprobs, ...samplingOf(byIndex.get(run.callIndex)), ...versionOf(byIndex.get(run.callIndex)) } : {}),
-      });
-      for (let c = run.children.length - 1; c >= 0; c--) stack.push([run.children[c]!, id]);
+  /**
+   * The tree: parents before children, main tree first; each tree's empty root run is elided,
+   * so its first run(s) become nodes with parent -1 (auxiliary roots for every tree but the main).
+   */
+  finish(info: RolloutInfo): RolloutTree {
+    const nodes: TreeNode[] = [];
+    const auxiliaryRoots: number[] = [];
+    for (const t of this.trees) {
+      const stack: [Run, number][] = t.root.children.map((c) => [c, -1] as [Run, number]).reverse();
+      while (stack.length) {
+        const [run, parentId] = stack.pop()!;
+        const id = nodes.length;
+        if (parentId === -1 && t !== this.mainTree) auxiliaryRoots.push(id);
+        nodes.push({
+          id, parent: parentId, kind: run.kind, tokens: run.tokens, callIndex: run.callIndex,
+          ...(run.kind === 'generated' ? { logprobs: run.logprobs, ...this.calls.get(run.callIndex)?.sampling, ...this.calls.get(run.callIndex)?.version } : {}),
+        });
+        for (let c = run.children.length - 1; c >= 0; c--) stack.push([run.children[c]!, id]);
+      }
     }
-  });
-  return {
-    ...info,
-    nodes,
-    auxiliaryRoots,
-    filterCounts: { 'failed-call': records.length - answered.length },
-    calls: records.length,
-  };
+    const answered = [...this.calls.keys()].length;
+    return { ...info, nodes, auxiliaryRoots, filterCounts: { 'failed-call': this.seen - answered }, calls: this.seen };
+  }
+}
+
+/** Rebuild the prefix tree of one rollout from its model calls (see {@link TreeBuilder}). */
+export function buildTree(records: readonly ModelCallRecord[], info: RolloutInfo, options: BuildOptions): RolloutTree {
+  const sorted = [...records].sort((a, b) => a.callIndex - b.callIndex);
+  const builder = new TreeBuilder({ ...options, firstMain: firstMainCall(sorted) });
+  for (const r of sorted) builder.add(r);
+  return builder.finish(info);
 }

@@ -18,7 +18,8 @@ export function drawTree(tree: RolloutTree, decode?: (ids: ArrayLike<number>) =>
   ];
   const preview = (ids: ArrayLike<number>) => {
     if (!decode) return '';
-    const text = decode(Array.from(ids).slice(0, 48)).replace(/\s+/g, ' ');
+    // The first ids only: a node of a long session holds millions.
+    const text = decode(Array.from({ length: Math.min(48, ids.length) }, (_, i) => ids[i]!)).replace(/\s+/g, ' ');
     return `  "${text}${ids.length > 48 ? '…' : ''}"`;
   };
   const walk = (id: number, prefix: string, last: boolean) => {

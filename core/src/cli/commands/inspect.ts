@@ -3,8 +3,9 @@ import { join, resolve } from 'node:path';
 import type { ModelCallRecord } from '../../contracts/records';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { CallStore } from '../../rollout/call-store';
+import type { CallHead } from '../../rollout/record-decode';
 import { formatTable } from './plugins';
-import { buildTree } from '../../tree/builder';
+import { buildTreeFromStream } from '../../tree/build-stream';
 import { applyFilters } from '../../tree/filters';
 import { drawTree } from '../../tree/draw';
 import { runTokenizer } from '../../report/run-tokenizer';
@@ -13,19 +14,19 @@ import { titoStats, titoSummary } from '../../rollout/tito-stats';
 import { driftStats, driftSummary } from '../../rollout/drift-stats';
 
 /** The call's line of conversation: its number and what started it (records before lineages say `-`). */
-const lineageOf = (r: ModelCallRecord) =>
+const lineageOf = (r: Pick<ModelCallRecord, 'lineage'>) =>
   (r.lineage ? `${r.lineage.id} ${r.lineage.cause}${r.lineage.startedBy !== undefined ? ` (call ${r.lineage.startedBy})` : ''}` : '-');
 
-const describeOrigin = (r: ModelCallRecord) =>
+const describeOrigin = (r: Pick<ModelCallRecord, 'origin'>) =>
   r.origin.kind === 'reuse' ? `reuse of call ${r.origin.parentCall} (${r.origin.reusedTokens} tokens)`
     : r.origin.kind === 'retry' ? `retry of call ${r.origin.of}` : `fork: ${r.origin.reason}`;
 
 /**
 /** Every rollout's records without prompt ids (heads: stripped of their log-probabilities too), one file after another. */
-async function headsOf(store: CallStore, ids: readonly string[]): Promise<{ id: string; records: Omit<ModelCallRecord, 'promptIds'>[] }[]> {
-  const out: { id: string; records: Omit<ModelCallRecord, 'promptIds'>[] }[] = [];
+async function headsOf(store: CallStore, ids: readonly string[]): Promise<{ id: string; records: CallHead[] }[]> {
+  const out: { id: string; records: CallHead[] }[] = [];
   for (const id of ids) {
-    const records: Omit<ModelCallRecord, 'promptIds'>[] = [];
+    const records: CallHead[] = [];
     for await (const h of store.heads(id)) records.push({ ...h, outputLogprobs: [] });
     out.push({ id, records });
   }
@@ -46,8 +47,9 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
   const store = new CallStore(callsDir);
   const ids = opts.rollout ? [opts.rollout] : readdirSync(callsDir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)).sort();
   // Statistics read records without their prompt ids, a line at a time: a session file of any
-  // size is read in the memory of its calls' heads. Only one rollout's tree reads the ids.
-  const byRollout = opts.rollout ? [{ id: opts.rollout, records: await store.read(opts.rollout) }] : await headsOf(store, ids);
+  // size is read in the memory of its calls' heads. Only one rollout's tree reads the ids,
+  // streamed.
+  const byRollout = await headsOf(store, ids);
   if (opts.rollout && byRollout[0]!.records.length === 0) {
     throw new ClawGymError(ErrorCodes.USAGE, `rollout "${opts.rollout}" has no records in ${callsDir}`, { hint: `Rollouts there: ${readdirSync(callsDir).map((f) => f.replace(/\.jsonl$/, '')).join(', ')}` });
   }
@@ -57,10 +59,10 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
     return;
   }
   if (opts.rollout) {
-    const records = byRollout[0]!.records as ModelCallRecord[];
+    const records = byRollout[0]!.records;
     const rows = records.map((r) => {
-      const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptIds.length : 0;
-      return [String(r.callIndex), r.role ?? '-', lineageOf(r), r.wireFormat, String(r.promptIds.length), String(r.promptIds.length - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
+      const reused = r.origin.kind === 'reuse' ? r.origin.reusedTokens : r.origin.kind === 'retry' ? r.promptLength : 0;
+      return [String(r.callIndex), r.role ?? '-', lineageOf(r), r.wireFormat, String(r.promptLength), String(r.promptLength - reused), String(r.outputIds.length), r.finishReason, describeOrigin(r), r.drift?.class ?? '-'];
     });
     const drifted = byRollout[0]!.records.filter((r) => r.drift && r.drift.class !== 'clean').map((r) => `  call ${r.callIndex} ${r.drift!.class}: ${r.drift!.reason}\n`).join('');
     io.out(`rollout ${opts.rollout} (${runDir})\n${formatTable(['CALL', 'ROLE', 'LINE', 'WIRE', 'PROMPT', 'NEW', 'OUTPUT', 'FINISH', 'PROMPT ORIGIN', 'DRIFT'], rows)}\n${titoSummary(byRollout[0]!.records)}\n${driftSummary(byRollout[0]!.records)}\n${drifted}`);
@@ -69,7 +71,8 @@ export async function inspect(runPath: string, opts: { rollout?: string; json?: 
     io.out('\n');
     // The prefix tree, through the default filters, read with the run's own tokenizer.
     const { tokenizer, chatTemplate, from } = runTokenizer(runDir, opts.tokenizer, io.cwd);
-    const tree = applyFilters(buildTree(records, {
+    // Built from the records streamed one at a time: the tree's memory, not the file's.
+    const tree = applyFilters(await buildTreeFromStream(records, store.stream(opts.rollout), {
       // The records alone cannot tell a verifier's outcome; a rollout whose every call failed is an infra failure.
       rolloutId: opts.rollout, taskId: '?', category: '?', harness: '?', outcome: titoStats(byRollout[0]!.records).failedRollouts.length ? 'infra-error' : 'ok', reward: 0,
     }, { messageEndId: chatTemplate.stopIds[0]! }), resolveConfig({}, { rootDir: io.cwd }).tree);
