@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import type { Workspace } from '@clawgym/core';
 
 /**
@@ -12,9 +12,19 @@ import type { Workspace } from '@clawgym/core';
  */
 export type Database = DatabaseSync;
 
+/**
+ * `node:sqlite`, loaded at the first database rather than with the plugin: on Node 22 loading it
+ * prints an ExperimentalWarning, which listing plugins or running tasks without SQLite should not.
+ */
+let sqlite: typeof import('node:sqlite') | undefined;
+function openDb(path: string): Database {
+  sqlite ??= require('node:sqlite') as typeof import('node:sqlite');
+  return new sqlite.DatabaseSync(path);
+}
+
 /** A new in-memory database. */
 export function memoryDb(): Database {
-  return new DatabaseSync(':memory:');
+  return openDb(':memory:');
 }
 
 /** Every row of `query` as arrays of cells, in column order (two columns may share a name). */
@@ -28,7 +38,7 @@ export function rowsOf(db: Database, query: string): unknown[][] {
 export function sqliteBytes(build: (db: Database) => void): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'clawgym-sqlite-'));
   try {
-    const db = new DatabaseSync(join(dir, 'db'));
+    const db = openDb(join(dir, 'db'));
     try { build(db); } finally { db.close(); }
     return readFileSync(join(dir, 'db'));
   } finally {
@@ -47,7 +57,7 @@ export async function withWorkspaceDb<T>(ws: Workspace, file: string, use: (db: 
   try {
     await writeFile(join(tmp, 'db'), await ws.readFile(file));
     if (await ws.exists(`${file}-wal`)) await writeFile(join(tmp, 'db-wal'), await ws.readFile(`${file}-wal`));
-    db = new DatabaseSync(join(tmp, 'db'));
+    db = openDb(join(tmp, 'db'));
     db.prepare('SELECT count(*) FROM sqlite_master').get();
     return { value: use(db) };
   } catch (e) {
