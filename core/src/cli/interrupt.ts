@@ -19,3 +19,20 @@ export function onInterrupt(controller: AbortController, say: (s: string) => voi
   process.on('SIGTERM', handler);
   return () => { process.off('SIGINT', handler); process.off('SIGTERM', handler); };
 }
+
+/**
+ * For servers that run until told to stop: listens for Ctrl-C (and the caller's `signal`) at
+ * once — so call it before printing "Press Ctrl-C" — and resolves when either comes, with the
+ * handlers removed.
+ */
+export function untilStopped(io: { out: (s: string) => void; signal?: AbortSignal }): Promise<void> {
+  const stopped = new AbortController();
+  const remove = onInterrupt(stopped, io.out);
+  if (io.signal?.aborted) stopped.abort();
+  else io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
+  return new Promise<void>((done) => {
+    const finish = () => { remove(); done(); };
+    if (stopped.signal.aborted) finish();
+    else stopped.signal.addEventListener('abort', finish, { once: true });
+  });
+}

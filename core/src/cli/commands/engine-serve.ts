@@ -4,7 +4,7 @@ import { ClawGymError, ErrorCodes } from '../../errors';
 import { provider, slotName, slotOptions } from '../../kernel/create';
 import { createKernel } from '../../run/create-kernel';
 import { serveEngine } from '../../engine/serve/engine-server';
-import { onInterrupt } from '../interrupt';
+import { untilStopped } from '../interrupt';
 
 export interface EngineServeOptions {
   config?: string;
@@ -36,14 +36,11 @@ export async function engineServe(opts: EngineServeOptions, io: { out: (s: strin
     runDir: resolve(config.rootDir, config.run.outDir, `engine-serve-${process.pid}`), seed: config.run.seed, rootDir: config.rootDir,
   });
   const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName, sglang: opts.sglang, vllmDiskTransfer: opts.vllmDiskTransfer, vllmWeightInfo: opts.vllmWeightInfo });
+  const stopped = untilStopped(io);
   io.out(`engine ${engine.name} (weights version ${engine.policyVersion()}) listening on ${server.url}\n` +
     `  vLLM:   POST ${server.url}/v1/completions (token-id prompts)${opts.vllmDiskTransfer ? ', disk weight transfer /pause … /finish_weight_update (unreleased PR #52152)' : ' (as released vLLM: no route loads full weights from a folder)'}\n` +
     `  SGLang (${opts.sglang === 'modes' ? 'with pause modes' : 'as at 0025436e: pause_generation aborts every request in flight'}): POST ${server.url}/generate, /pause_generation, /update_weights_from_disk, /continue_generation\n`);
-  const stopped = new AbortController();
-  const removeHandlers = onInterrupt(stopped, (s) => io.out(s));
-  io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
-  await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
-  removeHandlers();
+  await stopped;
   await server.close();
   await engine.close?.();
   await kernel.dispose();

@@ -1,7 +1,7 @@
 import { serveReport } from '../../report/report-server';
 import { writeReport } from '../../report/report';
 import { ClawGymError, ErrorCodes } from '../../errors';
-import { onInterrupt } from '../interrupt';
+import { untilStopped } from '../interrupt';
 
 export interface ReportCliOptions { out?: string; serve?: boolean; port?: string; inline?: boolean; paged?: boolean }
 
@@ -18,11 +18,8 @@ export async function reportCommand(runs: string[], opts: ReportCliOptions, io: 
   const port = opts.port === undefined ? 0 : Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ClawGymError(ErrorCodes.USAGE, `--port must be a port number, not ${opts.port}`, { hint: 'Use 0 (the default) to pick a free port.' });
   const server = await serveReport(runs, { port, cwd: io.cwd });
+  const stopped = untilStopped(io);
   io.out(`report of ${runs.join(', ')} at ${server.url} (Ctrl-C to stop)\n`);
-  const stopped = new AbortController();
-  const removeHandlers = onInterrupt(stopped, (s) => io.out(s));
-  io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
-  await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
-  removeHandlers();
+  await stopped;
   await server.close();
 }

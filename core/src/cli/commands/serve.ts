@@ -5,7 +5,7 @@ import { composeRun } from '../../run/compose';
 import { CallStore } from '../../rollout/call-store';
 import { Tokens } from '../../run/tokens';
 import { titoSummary } from '../../rollout/tito-stats';
-import { onInterrupt } from '../interrupt';
+import { untilStopped } from '../interrupt';
 import { countStart } from '../../util/starts';
 
 export interface ServeOptions {
@@ -58,13 +58,9 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
       '',
     );
   }
-  // Listening for Ctrl-C before saying it may be pressed.
-  const stopped = new AbortController();
-  const removeHandlers = onInterrupt(stopped, (s) => io.out(s));
+  const stopped = untilStopped(io);
   io.out(`${lines.join('\n')}Press Ctrl-C to stop.\n`);
-  io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
-  await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
-  removeHandlers();
+  await stopped;
   for (const id of ids) await proxy.closeSession(id);
   await proxy.stop();
   await s.dispose();

@@ -5,7 +5,7 @@ import { provider, slotOptions, trainerOptions } from '../../kernel/create';
 import { createKernel } from '../../run/create-kernel';
 import { TRAINER_BACKENDS, type TrainerBackend } from '../../tinker/backends';
 import { TinkerServer } from '../../tinker/server';
-import { onInterrupt } from '../interrupt';
+import { untilStopped } from '../interrupt';
 
 export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean }
 
@@ -26,14 +26,11 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel });
   const url = await server.start();
   const t = server.traits;
+  const stopped = untilStopped(io);
   io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
     `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}\n` +
     `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
-  const stopped = new AbortController();
-  const remove = onInterrupt(stopped, (s) => io.out(s));
-  io.signal?.addEventListener('abort', () => stopped.abort(), { once: true });
-  await new Promise<void>((done) => stopped.signal.addEventListener('abort', () => done(), { once: true }));
-  remove();
+  await stopped;
   await server.stop();
   await engine.close?.();
   await kernel.dispose();
