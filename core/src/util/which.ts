@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import type { ProviderCheck } from '../contracts/check';
 
 /** Where a shell with this `PATH` finds `command`, or undefined: what `clawgym doctor` reports. */
 export function onPath(command: string, path = process.env.PATH ?? ''): string | undefined {
@@ -13,12 +14,22 @@ export function onPath(command: string, path = process.env.PATH ?? ''): string |
 }
 
 /**
- * A harness's `bin` option, checked: a path must be an executable file, a bare name must be on
- * PATH. Undefined when the option is not set (the harness then checks its default install).
+ * A CLI harness's check (`Harness.check`): its `bin` option where the config gives one — a path
+ * must be an executable file, a bare name must be on PATH — else its npm package, resolved from
+ * the current folder. `missing` is what to say (and how to install it) when the package is not
+ * there; `binInstall` what to install when the given `bin` is not (default `missing.install`).
  */
-export function binCheck(options: Record<string, unknown> | undefined, what: string): { ok: boolean; reason: string } | undefined {
+export function cliCheck(options: Record<string, unknown> | undefined, cli: { name: string; packageName: string; missing: { reason: string; install: string }; binInstall?: string }): ProviderCheck {
   const bin = options?.bin;
-  if (typeof bin !== 'string' || bin === '') return undefined;
-  const found = bin.includes('/') ? (() => { try { accessSync(bin, constants.X_OK); return bin; } catch { return undefined; } })() : onPath(bin);
-  return found ? { ok: true, reason: `${what} at ${found}` } : { ok: false, reason: `${what}: bin ${JSON.stringify(bin)} ${bin.includes('/') ? 'is not an executable file' : 'is not on PATH'}` };
+  if (typeof bin === 'string' && bin !== '') {
+    const found = bin.includes('/') ? (() => { try { accessSync(bin, constants.X_OK); return bin; } catch { return undefined; } })() : onPath(bin);
+    return found ? { ok: true, reason: `${cli.name} at ${found}` }
+      : { ok: false, reason: `${cli.name}: bin ${JSON.stringify(bin)} ${bin.includes('/') ? 'is not an executable file' : 'is not on PATH'}`, install: cli.binInstall ?? cli.missing.install };
+  }
+  try {
+    require.resolve(`${cli.packageName}/package.json`, { paths: [process.cwd()] });
+    return { ok: true };
+  } catch {
+    return { ok: false, ...cli.missing };
+  }
 }

@@ -1,30 +1,19 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyClaudeCodeCall } from './classify';
 import { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 
 export { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 export { classifyClaudeCodeCall } from './classify';
 
-/** Is the Claude Code CLI installed where Node resolves from `dir`? */
-function installed(dir: string): boolean {
-  try {
-    require.resolve('@anthropic-ai/claude-code/package.json', { paths: [dir] });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The real Claude Code CLI, headless, pointed at the rollout's proxy session. */
 export const claudeCodeHarness: Harness = {
   name: 'claude-code',
   wireFormat: 'anthropic-messages',
   async check(options) {
-    const given = binCheck(options, 'Claude Code');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh claude-code' };
-    return installed(process.cwd())
-      ? { ok: true }
-      : { ok: false, reason: 'Claude Code is not installed: scripts/install-harnesses.sh claude-code (npm under Node 24, so it gets the newest release; see docs/harnesses.md)', install: 'bash scripts/install-harnesses.sh claude-code' };
+    return cliCheck(options, {
+      name: 'Claude Code', packageName: '@anthropic-ai/claude-code',
+      missing: { reason: 'Claude Code is not installed: scripts/install-harnesses.sh claude-code (npm under Node 24, so it gets the newest release; see docs/harnesses.md)', install: 'bash scripts/install-harnesses.sh claude-code' },
+    });
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin);

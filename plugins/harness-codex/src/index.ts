@@ -1,4 +1,4 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
@@ -47,14 +47,7 @@ export const codexHarness: Harness = {
   classifyCall: classifyCodexCall,
   wireFormat: 'openai-responses',
   async check(options) {
-    const given = binCheck(options, 'Codex CLI');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh codex' };
-    try {
-      require.resolve('@openai/codex/package.json', { paths: [process.cwd()] });
-      return { ok: true };
-    } catch {
-      return { ok: false, reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'bash scripts/install-harnesses.sh codex' };
-    }
+    return cliCheck(options, { name: 'Codex CLI', packageName: '@openai/codex', missing: { reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'bash scripts/install-harnesses.sh codex' } });
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(CodexOptions, options, 'options of harness').bin);

@@ -1,4 +1,4 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyGeminiCliCall } from './classify';
 
 /** Per-rollout options of the Gemini CLI harness. */
@@ -45,14 +45,7 @@ export const geminiCliHarness: Harness = {
   classifyCall: classifyGeminiCliCall,
   wireFormat: 'gemini-generate-content',
   async check(options) {
-    const given = binCheck(options, 'Gemini CLI');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh gemini-cli' };
-    try {
-      require.resolve('@google/gemini-cli/package.json', { paths: [process.cwd()] });
-      return { ok: true };
-    } catch {
-      return { ok: false, reason: 'Gemini CLI is not installed: scripts/install-harnesses.sh gemini-cli', install: 'bash scripts/install-harnesses.sh gemini-cli' };
-    }
+    return cliCheck(options, { name: 'Gemini CLI', packageName: '@google/gemini-cli', missing: { reason: 'Gemini CLI is not installed: scripts/install-harnesses.sh gemini-cli', install: 'bash scripts/install-harnesses.sh gemini-cli' } });
   },
   hostPaths(options) {
     const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');

@@ -1,4 +1,4 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyOpenClawCall } from './classify';
 import { OpenClawOptions, openClawInvocation } from './invocation';
 
@@ -11,14 +11,7 @@ export const openClawHarness: Harness = {
   classifyCall: classifyOpenClawCall,
   wireFormat: 'openai-chat',
   async check(options) {
-    const given = binCheck(options, 'OpenClaw');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh openclaw' };
-    try {
-      require.resolve('openclaw/package.json', { paths: [process.cwd()] });
-      return { ok: true };
-    } catch {
-      return { ok: false, reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' };
-    }
+    return cliCheck(options, { name: 'OpenClaw', packageName: 'openclaw', missing: { reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' }, binInstall: 'bash scripts/install-harnesses.sh openclaw' });
   },
   hostPaths(options) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');

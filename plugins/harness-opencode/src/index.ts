@@ -1,4 +1,4 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyOpenCodeCall } from './classify';
 
 /** Per-rollout options of the OpenCode harness. */
@@ -64,14 +64,7 @@ export const openCodeHarness: Harness = {
   classifyCall: classifyOpenCodeCall,
   wireFormat: 'openai-chat',
   async check(options) {
-    const given = binCheck(options, 'OpenCode');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh opencode' };
-    try {
-      require.resolve('opencode-ai/package.json', { paths: [process.cwd()] });
-      return { ok: true };
-    } catch {
-      return { ok: false, reason: 'OpenCode is not installed: scripts/install-harnesses.sh opencode', install: 'bash scripts/install-harnesses.sh opencode' };
-    }
+    return cliCheck(options, { name: 'OpenCode', packageName: 'opencode-ai', missing: { reason: 'OpenCode is not installed: scripts/install-harnesses.sh opencode', install: 'bash scripts/install-harnesses.sh opencode' } });
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(OpenCodeOptions, options, 'options of harness').bin);

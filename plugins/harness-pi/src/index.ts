@@ -1,4 +1,4 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyPiCall } from './classify';
 
 /** Per-rollout options of the Pi harness. */
@@ -62,14 +62,7 @@ export const piHarness: Harness = {
   classifyCall: classifyPiCall,
   wireFormat: 'openai-chat',
   async check(options) {
-    const given = binCheck(options, 'Pi');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh pi' };
-    try {
-      require.resolve('@mariozechner/pi-coding-agent/package.json', { paths: [process.cwd()] });
-      return { ok: true };
-    } catch {
-      return { ok: false, reason: 'Pi is not installed: scripts/install-harnesses.sh pi', install: 'bash scripts/install-harnesses.sh pi' };
-    }
+    return cliCheck(options, { name: 'Pi', packageName: '@mariozechner/pi-coding-agent', missing: { reason: 'Pi is not installed: scripts/install-harnesses.sh pi', install: 'bash scripts/install-harnesses.sh pi' } });
   },
   hostPaths(options) {
     const o = parseWithSchema(PiOptions, options, 'options of harness');

@@ -1,4 +1,4 @@
-import { binCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
@@ -33,14 +33,7 @@ export const qwenCodeHarness: Harness = {
   classifyCall: classifyQwenCodeCall,
   wireFormat: 'openai-chat',
   async check(options) {
-    const given = binCheck(options, 'Qwen Code');
-    if (given) return given.ok ? given : { ...given, install: 'bash scripts/install-harnesses.sh qwen-code' };
-    try {
-      require.resolve('@qwen-code/qwen-code/package.json', { paths: [process.cwd()] });
-      return { ok: true };
-    } catch {
-      return { ok: false, reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'bash scripts/install-harnesses.sh qwen-code' };
-    }
+    return cliCheck(options, { name: 'Qwen Code', packageName: '@qwen-code/qwen-code', missing: { reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'bash scripts/install-harnesses.sh qwen-code' } });
   },
   hostPaths(options) {
     const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
