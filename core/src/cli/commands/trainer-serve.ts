@@ -5,9 +5,10 @@ import { provider, slotOptions, trainerOptions } from '../../kernel/create';
 import { createKernel } from '../../run/create-kernel';
 import { TRAINER_BACKENDS, type TrainerBackend } from '../../tinker/backends';
 import { TinkerServer } from '../../tinker/server';
+import { ClawGymError, ErrorCodes } from '../../errors';
 import { untilStopped } from '../interrupt';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -23,12 +24,15 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
   const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
   const backend = (opts.backend ?? 'skyrl-fsdp') as TrainerBackend;
-  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel });
+  const apiKey = opts.apiKey ?? process.env.CLAWGYM_TRAINER_API_KEY;
+  if (opts.jwtAuth && !apiKey) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, 'trainer serve --jwt-auth needs an API key to exchange', { hint: 'Pass --api-key <key> (or set CLAWGYM_TRAINER_API_KEY); clients send it as trainer.options.apiKey.' });
+  const auth = { ...(apiKey ? { apiKey } : {}), jwt: opts.jwtAuth === true };
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth });
   const url = await server.start();
   const t = server.traits;
   const stopped = untilStopped(io);
   io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
-    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}\n` +
+    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}, ${auth.jwt ? 'API key exchanged for JWTs (auth/token)' : apiKey ? 'API key required' : 'no key'}\n` +
     `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
   await stopped;
   await server.stop();
@@ -50,6 +54,8 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices([...TRAINER_BACKENDS]).default('skyrl-fsdp'))
     .option('--multi-tenant', 'kinder than SkyRL FSDP: a second create_model retires the loaded model instead of failing')
     .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
+    .option('--api-key <key>', 'require this key in X-API-Key, as hosted Tinker does (default: $CLAWGYM_TRAINER_API_KEY; none: any request, as SkyRL)')
+    .option('--jwt-auth', 'as hosted Tinker with pjwt_auth_enabled: clients exchange the key at /api/v1/auth/token and send the JWT; the key itself is refused elsewhere')
     .addHelpText('after', `
 Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, session_heartbeat,
 create_model, unload_model, forward, forward_backward (cross_entropy, importance_sampling, ppo),
