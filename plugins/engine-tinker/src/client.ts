@@ -52,9 +52,14 @@ export class TinkerModel implements DatumTrainer {
     await http.result({ future_id: r.request_id, status: 'pending', request_id: r.request_id }, 'unload_model');
   }
 
-  /** One `session_heartbeat` (the SDK sends one every 10 s; SkyRL unloads the models of a session that stopped). */
+  /**
+   * One `session_heartbeat`, as the Tinker SDK sends it every 10 s (`_session_heartbeat` in
+   * `lib/internal_client_holder.py` @ e9a95e23: body `{session_id, type: "session_heartbeat"}`,
+   * one try, 10 s limit; the next beat is the retry). SkyRL unloads the models of a session whose
+   * heartbeats stopped; hosted Tinker warns that such sessions are terminated.
+   */
   async heartbeat(): Promise<void> {
-    if (this.sessionId) await this.http.post('/api/v1/session_heartbeat', { session_id: this.sessionId, type: 'session_heartbeat' });
+    if (this.sessionId) await this.http.call('POST', '/api/v1/session_heartbeat', { session_id: this.sessionId, type: 'session_heartbeat' }, 10_000, 1);
   }
 
   private async op<T>(route: string, body: Record<string, unknown>, withSeq = true): Promise<T> {

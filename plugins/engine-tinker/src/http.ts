@@ -1,6 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '@clawgym/core';
+import { AuthRefused, TinkerAuth } from './auth';
 import type { WireFuture } from './wire';
 
 /** How hard a call to the service is retried before the run stops. */
@@ -47,22 +48,54 @@ function detailOf(text: string): string {
  * and fail at once. Every failure that reaches the caller is a coded error naming the URL.
  */
 export class TinkerHttp {
+  /** The credential requests carry: the API key, or the JWT the service exchanged it for (`auth.ts`). */
+  readonly auth: TinkerAuth;
+
   constructor(
     readonly baseUrl: string,
-    private readonly apiKey: string | undefined,
+    apiKey: string | undefined,
     readonly retry: RetryOptions = defaultRetry,
     private readonly fetchImpl: typeof fetch = fetch,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.auth = new TinkerAuth(apiKey, (route, body, key) => this.exchange(route, body, key), now);
+  }
 
   private url(route: string): string {
     return `${this.baseUrl.replace(/\/+$/, '')}${route}`;
   }
 
+  /** Hosted Tinker reads the credential from X-API-Key; proxies in front of SkyRL commonly want a bearer token. */
+  private static authHeaders(credential: string | undefined): Record<string, string> {
+    return credential ? { 'x-api-key': credential, authorization: `Bearer ${credential}` } : {};
+  }
+
+  /**
+   * A request of the key exchange (`client/config`, `auth/token`), sent with the key itself:
+   * retried while the failure is transient; a refusal is handed back as its status.
+   */
+  private async exchange(route: string, body: unknown, key: string): Promise<{ status: number; json?: unknown }> {
+    let delay = this.retry.baseDelayMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { status: 200, json: await this.raw('POST', route, body, this.retry.requestTimeoutMs, key) };
+      } catch (e) {
+        const f = e as HttpFailure;
+        if (f.status !== undefined && !transient(f.status)) return { status: f.status, json: { detail: f.detail } };
+        if (attempt >= this.retry.attempts) throw f;
+        await sleep(delay);
+        delay = Math.min(this.retry.maxDelayMs, delay * 2);
+      }
+    }
+  }
+
   private async once(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs = this.retry.requestTimeoutMs): Promise<unknown> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    return this.raw(method, route, body, timeoutMs, await this.auth.credential());
+  }
+
+  private async raw(method: 'GET' | 'POST', route: string, body: unknown, timeoutMs: number, credential: string | undefined): Promise<unknown> {
+    const headers: Record<string, string> = { accept: 'application/json', ...TinkerHttp.authHeaders(credential) };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    // Hosted Tinker takes the key as X-API-Key; proxies in front of SkyRL commonly want a bearer token.
-    if (this.apiKey) { headers['x-api-key'] = this.apiKey; headers.authorization = `Bearer ${this.apiKey}`; }
     let res: Response;
     try {
       res = await this.fetchImpl(this.url(route), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
@@ -88,16 +121,28 @@ export class TinkerHttp {
     });
   }
 
+  /** The service refused the API key at the exchange. */
+  private refused(e: AuthRefused): ClawGymError {
+    return new ClawGymError(ErrorCodes.TRAINER_SERVICE, `Tinker service at ${this.baseUrl} refused the API key: ${e.message}`, {
+      cause: e,
+      hint: 'Check trainer.options.apiKey / engine.options.apiKey (hosted Tinker keys start with tml-) and that it belongs to this service.',
+    });
+  }
+
   /** One request, retried while the failure is transient. */
-  async call<T>(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs?: number): Promise<T> {
+  async call<T>(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs?: number, attempts = this.retry.attempts): Promise<T> {
     let delay = this.retry.baseDelayMs;
+    let renewed = false;
     for (let attempt = 1; ; attempt++) {
       try {
         return (await this.once(method, route, body, timeoutMs)) as T;
       } catch (e) {
+        if (e instanceof AuthRefused) throw this.refused(e);
         const f = e as HttpFailure;
+        // A JWT the service no longer takes (revoked, clocks apart): exchange the key again, once.
+        if (f.status === 401 && !renewed && await this.auth.exchanges()) { renewed = true; this.auth.invalidate(); attempt--; continue; }
         const retriable = f.status === undefined || transient(f.status);
-        if (!retriable || attempt >= this.retry.attempts) throw this.fail(method, route, attempt, f);
+        if (!retriable || attempt >= attempts) throw this.fail(method, route, attempt, f);
         await sleep(delay);
         delay = Math.min(this.retry.maxDelayMs, delay * 2);
       }
@@ -115,7 +160,7 @@ export class TinkerHttp {
     for (let attempt = 1; ; attempt++) {
       let failure: HttpFailure;
       try {
-        const res = await this.fetchImpl(this.url(route), { headers: this.apiKey ? { 'x-api-key': this.apiKey, authorization: `Bearer ${this.apiKey}` } : {}, signal: AbortSignal.timeout(this.retry.futureTimeoutMs) });
+        const res = await this.fetchImpl(this.url(route), { headers: TinkerHttp.authHeaders(await this.auth.credential()), signal: AbortSignal.timeout(this.retry.futureTimeoutMs) });
         if (res.ok) {
           const bytes = Buffer.from(await res.arrayBuffer());
           await mkdir(dirname(file), { recursive: true });
@@ -126,6 +171,7 @@ export class TinkerHttp {
         const text = await res.text().catch(() => '');
         failure = new HttpFailure(`HTTP ${res.status}: ${detailOf(text)}`, res.status, detailOf(text));
       } catch (e) {
+        if (e instanceof AuthRefused) throw this.refused(e);
         failure = new HttpFailure(messageOf(e));
       }
       // 425: the checkpoint is still being written (SkyRL's validate_checkpoint): worth waiting for.

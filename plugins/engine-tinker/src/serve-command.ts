@@ -20,12 +20,15 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   if (!TRAINER_BACKENDS.includes(backend)) {
     throw new ClawGymError(ErrorCodes.USAGE, `--backend must be one of ${TRAINER_BACKENDS.join(', ')}, not "${opts.backend}"`);
   }
-  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel });
+  const apiKey = opts.apiKey ?? process.env.CLAWGYM_TRAINER_API_KEY;
+  if (opts.jwtAuth && !apiKey) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, 'trainer serve --jwt-auth needs an API key to exchange', { hint: 'Pass --api-key <key> (or set CLAWGYM_TRAINER_API_KEY); clients send it as trainer.options.apiKey.' });
+  const auth = { ...(apiKey ? { apiKey } : {}), jwt: opts.jwtAuth === true };
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth });
   const url = await server.start();
   const t = server.traits;
   const stopped = untilStopped(io);
   io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
-    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}\n` +
+    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}, ${auth.jwt ? 'API key exchanged for JWTs (auth/token)' : apiKey ? 'API key required' : 'no key'}\n` +
     `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
   await stopped;
   await server.stop();

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf, saveCheckpoint, type Datum, type Engine, type Trainer } from '@clawgym/core';
 import { packFolder, unpackArchive } from './archive';
 import { BACKEND_TRAITS, SKYRL_FIXED_OPTIMIZER, type BackendTraits, type TrainerBackend } from './backends';
+import { AuthRejection, StandInAuth, type StandInAuthOptions } from './server-auth';
 import { passOutput } from './server-output';
 import { secondModelRefusal, SKYRL_TEXT } from './server-rules';
 import { runSample, settle, type Future } from './server-sample';
@@ -33,6 +34,8 @@ export interface TinkerServerOptions {
   sampleBaseModel?: boolean;
   /** A session that heartbeat once and then not for this long loses its models (SkyRL `session_timeout_sec`, 300 s). */
   sessionTimeoutMs?: number;
+  /** An API key to require, and hosted Tinker's JWT exchange (`server-auth.ts`); default: none, as SkyRL. */
+  auth?: StandInAuthOptions;
 }
 
 /** A request the Tinker stand-in refuses: its HTTP status and FastAPI's `{detail}` body. */
@@ -71,10 +74,12 @@ export class TinkerServer {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly base: string;
   readonly traits: BackendTraits;
+  readonly auth: StandInAuth;
 
   constructor(private readonly o: TinkerServerOptions) {
     if (!o.trainer.datums) throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `trainer "${o.trainer.name}" does not take datums, so it cannot be served over the Tinker API`, { hint: 'Serve the embedded trainer (`trainer: \'embedded\'`).' });
     this.base = join(o.dataDir, 'base');
+    this.auth = new StandInAuth(o.auth);
     const t = BACKEND_TRAITS[o.backend ?? 'skyrl-fsdp'];
     this.traits = { ...t, ...(o.multiTenant ? { tenancy: 'many' as const } : {}), ...(o.sampleBaseModel ? { samplesBaseModel: true } : {}) };
     o.trainer.datums.reduction = this.traits.reduction;
@@ -109,14 +114,18 @@ export class TinkerServer {
       const text = Buffer.concat(chunks).toString('utf8');
       const body = text ? JSON.parse(text) as Record<string, any> : {};
       const route = (req.url ?? '').split('?')[0]!;
+      const key = req.headers['x-api-key'];
+      const sent = Array.isArray(key) ? key[0] : key;
+      const exchanged = this.auth.exchangeRoute(req.method ?? 'GET', route, sent);
+      if (exchanged === undefined) this.auth.admit(sent);
       this.reap();
-      const out = await this.route(req.method ?? 'GET', route, body);
+      const out = exchanged ?? await this.route(req.method ?? 'GET', route, body);
       if (out instanceof Redirect) { res.writeHead(302, { location: out.to }); res.end(); return; }
       if (Buffer.isBuffer(out)) { res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': out.length }); res.end(out); return; }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(out));
     } catch (e) {
-      const [status, detail] = e instanceof TinkerRequestError ? [e.status, e.message] : e instanceof SyntaxError ? [422, `body is not JSON: ${e.message}`] : [500, messageOf(e)];
+      const [status, detail] = e instanceof TinkerRequestError || e instanceof AuthRejection ? [e.status, e.message] : e instanceof SyntaxError ? [422, `body is not JSON: ${e.message}`] : [500, messageOf(e)];
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ detail }));
     }

@@ -12,6 +12,8 @@ export interface Replica {
   transferReady: boolean;
   /** What this SGLang server takes (pause modes, `/model_info`), learnt at its first sync. */
   sglang?: { pauseModes: boolean; modelInfo: boolean };
+  /** Whether this SGLang server applies `sampling_seed` (`--enable-deterministic-inference`), once learnt. */
+  sglangSeed?: boolean;
   /** Rollouts assigned so far (load spreading). */
   sessions: number;
 }

@@ -80,20 +80,26 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise<void>((done) => { s.closeAllConnections(); s.close(() => done()); })));
 });
 
-/** A stand-in server on 127.0.0.1 that records each request (with its JSON body), then runs `handler`. */
+/**
+ * A stand-in server on 127.0.0.1 that records each generation request (with its JSON body), then
+ * runs `handler`. A GET (the SGLang client's `/get_server_info`, asked before its first seeded
+ * call) is answered 404, as by a server without the route, and kept apart in `probes`.
+ */
 async function standIn(handler: Handler) {
   const received: Received[] = [];
+  const probes: string[] = [];
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => { raw += c; });
     req.on('end', () => {
+      if (req.method === 'GET') { probes.push(req.url ?? ''); res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}'); return; }
       received.push({ method: req.method, url: req.url, auth: req.headers.authorization, body: JSON.parse(raw) });
       void handler(res, req);
     });
   });
   servers.push(server);
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, received };
+  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, received, probes };
 }
 
 const startSse = (res: ServerResponse) => { res.writeHead(200, { 'content-type': 'text/event-stream' }); res.flushHeaders(); };

@@ -8,6 +8,7 @@ export interface EngineServeOptions {
   sglang?: '0025436e' | 'modes';
   vllmDiskTransfer?: boolean;
   vllmWeightInfo?: boolean;
+  sglangDeterministic?: boolean;
 }
 
 /**

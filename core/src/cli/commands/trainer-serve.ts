@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { requireInstalled } from '../../util/installed';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -27,6 +27,8 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices(['skyrl-fsdp', 'skyrl-megatron', 'skyrl-jax', 'tinker']).default('skyrl-fsdp'))
     .option('--multi-tenant', 'kinder than SkyRL FSDP: a second create_model retires the loaded model instead of failing')
     .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
+    .option('--api-key <key>', 'require this key in X-API-Key, as hosted Tinker does (default: $CLAWGYM_TRAINER_API_KEY; none: any request, as SkyRL)')
+    .option('--jwt-auth', 'as hosted Tinker with pjwt_auth_enabled: clients exchange the key at /api/v1/auth/token and send the JWT; the key itself is refused elsewhere')
     .addHelpText('after', `
 Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, session_heartbeat,
 create_model, unload_model, forward, forward_backward (cross_entropy, importance_sampling, ppo),

@@ -21,7 +21,7 @@ export async function engineServe(opts: EngineServeOptions, io: { out: (s: strin
     // A policy of its own: this process serves; the trainer's weights arrive through the update routes.
     runDir: resolve(config.rootDir, config.run.outDir, `engine-serve-${process.pid}`), seed: config.run.seed, rootDir: config.rootDir,
   });
-  const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName, sglang: opts.sglang, vllmDiskTransfer: opts.vllmDiskTransfer, vllmWeightInfo: opts.vllmWeightInfo });
+  const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName, sglang: opts.sglang, vllmDiskTransfer: opts.vllmDiskTransfer, vllmWeightInfo: opts.vllmWeightInfo, sglangDeterministic: opts.sglangDeterministic });
   const stopped = untilStopped(io);
   io.out(`engine ${engine.name} (weights version ${engine.policyVersion()}) listening on ${server.url}\n` +
     `  vLLM:   POST ${server.url}/v1/completions (token-id prompts)${opts.vllmDiskTransfer ? ', disk weight transfer /pause … /finish_weight_update (unreleased PR #52152)' : ' (as released vLLM: no route loads full weights from a folder)'}\n` +

@@ -21,6 +21,8 @@ export interface EngineServerOptions {
    * (newer: pause modes abort | retract | in_place, `/model_info`). `/openapi.json` says which.
    */
   sglang?: '0025436e' | 'modes';
+  /** SGLang `--enable-deterministic-inference`: `sampling_seed` seeds the sampling (otherwise it is ignored, as there); `/get_server_info` says which. */
+  sglangDeterministic?: boolean;
   /** vLLM's weight-transfer routes with the `disk` backend (unreleased PR #52152); released vLLM has none (default off: the routes answer 404). */
   vllmDiskTransfer?: boolean;
   /** vLLM's `GET /weight_info` (PR #49040, 2026-07-18; default on); off reproduces an older vLLM's 404. */
@@ -57,7 +59,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   const control = async (route: string, query: URLSearchParams, body: Json): Promise<[number, unknown]> => {
     if (route === 'GET /health') return [200, { status: 'ok' }];
     if (route === 'GET /v1/models') return [200, { object: 'list', data: [{ id: served, object: 'model', owned_by: 'clawgym', max_model_len: engine.contextLength ?? null }] }];
-    return await sglangControl(state, served, legacySglang, route, body)
+    return await sglangControl(state, served, legacySglang, route, body, o.sglangDeterministic === true)
       ?? await vllmControl(state, disk, { weightInfo: o.vllmWeightInfo !== false }, route, query, body)
       ?? [404, { detail: 'Not Found' }];
   };
@@ -68,7 +70,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
     const entry = { abort, byServer: false };
     state.inflight.add(entry);
     try {
-      if (route === 'POST /generate') await generate(state, body, res, abort.signal, () => entry.byServer);
+      if (route === 'POST /generate') await generate(state, body, res, abort.signal, () => entry.byServer, o.sglangDeterministic === true);
       else await completions(state, served, body, res, abort.signal);
     } finally {
       state.inflight.delete(entry);

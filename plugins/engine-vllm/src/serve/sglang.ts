@@ -3,14 +3,33 @@ import { messageOf, type SamplingParams } from '@clawgym/core';
 import { checkLength, type Json, num, promptIds, send } from './http';
 import type { ServingState } from './serving-state';
 
-/** SGLang's `POST /generate`: `input_ids`, `return_logprob`, streaming, `meta_info.weight_version`; an aborted request ends with `finish_reason: {type: "abort"}`. */
-export async function generate(state: ServingState, body: Json, res: ServerResponse, signal: AbortSignal, killed?: () => boolean): Promise<void> {
+/**
+ * The API fields of SGLang's SamplingParams (python/sglang/srt/sampling/sampling_params.py @
+ * 00c17caf). The tokenizer manager builds `SamplingParams(**sampling_params)`: any other key is a
+ * TypeError that `/generate` does not catch (it catches ValueError; http_server.py @ 0025436e).
+ */
+const SAMPLING_KEYS = new Set(['max_new_tokens', 'stop', 'stop_token_ids', 'stop_regex', 'temperature', 'top_p', 'top_k', 'min_p', 'frequency_penalty', 'presence_penalty', 'repetition_penalty', 'min_new_tokens', 'n', 'json_schema', 'regex', 'ebnf', 'structural_tag', 'ignore_eos', 'skip_special_tokens', 'spaces_between_special_tokens', 'no_stop_trim', 'custom_params', 'stream_interval', 'logit_bias', 'sampling_seed']);
+
+/** SGLang's answer to a request its SamplingParams cannot take: 500, or a stream cut after its 200. */
+function typeError(res: ServerResponse, stream: boolean): void {
+  if (stream) { res.writeHead(200, { 'content-type': 'text/event-stream' }); res.flushHeaders(); res.destroy(); return; }
+  res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
+}
+
+/**
+ * SGLang's `POST /generate`: `input_ids`, `return_logprob`, streaming, `meta_info.weight_version`;
+ * an aborted request ends with `finish_reason: {type: "abort"}`. `sampling_seed` seeds the
+ * sampling only with `deterministic` (`--enable-deterministic-inference`), as in SGLang.
+ */
+export async function generate(state: ServingState, body: Json, res: ServerResponse, signal: AbortSignal, killed?: () => boolean, deterministic = false): Promise<void> {
   const { engine } = state;
   const ids = promptIds(body.input_ids, 'input_ids');
   checkLength(engine, ids);
   const sp = (body.sampling_params ?? {}) as Json;
+  if (Object.keys(sp).some((k) => !SAMPLING_KEYS.has(k))) return typeError(res, body.stream === true);
   const stops = new Set<number>([...engine.chatTemplate.stopIds, ...(Array.isArray(sp.stop_token_ids) ? sp.stop_token_ids : [])]);
-  const sampling: SamplingParams = { maxTokens: Math.max(1, num(sp.max_new_tokens, 128)), temperature: num(sp.temperature, 1), topP: num(sp.top_p, 1), stopIds: [...stops] };
+  const seed = deterministic && Number.isInteger(sp.sampling_seed) ? { seed: sp.sampling_seed as number } : {};
+  const sampling: SamplingParams = { maxTokens: Math.max(1, num(sp.max_new_tokens, 128)), temperature: num(sp.temperature, 1), topP: num(sp.top_p, 1), stopIds: [...stops], ...seed };
   const rid = `gen-${++state.requests}`;
   const out: number[] = [];
   const entries: [number, number, null][] = [];
@@ -63,8 +82,10 @@ function openapi(legacy: boolean) {
  * aborts everything in flight; `/get_model_info`, no `/model_info`. Otherwise pause modes
  * abort | retract | in_place and `/model_info`.
  */
-export async function sglangControl(state: ServingState, served: string, legacy: boolean, route: string, body: Json): Promise<[number, unknown] | undefined> {
+export async function sglangControl(state: ServingState, served: string, legacy: boolean, route: string, body: Json, deterministic = false): Promise<[number, unknown] | undefined> {
   switch (route) {
+    // Every ServerArgs field (http_server.py @ 0025436e); the ones a client reads, here.
+    case 'GET /get_server_info': return [200, { model_path: served, served_model_name: served, weight_version: state.version(), enable_deterministic_inference: deterministic, internal_states: [] }];
     case 'POST /pause_generation':
       if (legacy) {
         // 0025436e reads no body: whatever mode was asked for, everything in flight is aborted.

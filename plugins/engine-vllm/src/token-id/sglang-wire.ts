@@ -30,9 +30,14 @@ export function sglangWire(): TokenIdWire {
   return {
     path: '/generate',
     logprobs: 'processed',
-    body: ({ promptIds, sampling }, stopIds, adapter) => ({
+    seedProbe: true,
+    body: ({ promptIds, sampling }, stopIds, adapter, seeded) => ({
       input_ids: [...promptIds], stream: true, return_logprob: true,
-      sampling_params: { max_new_tokens: sampling.maxTokens, temperature: sampling.temperature, top_p: sampling.topP, stop_token_ids: stopIds },
+      sampling_params: {
+        max_new_tokens: sampling.maxTokens, temperature: sampling.temperature, top_p: sampling.topP, stop_token_ids: stopIds,
+        // Only where the server applies it (sglang-seed.ts): one that does not know the key fails the request.
+        ...(seeded && sampling.seed !== undefined ? { sampling_seed: sampling.seed } : {}),
+      },
       // A LoRA adapter is asked for by the name it was loaded under (GenerateReqInput.lora_path).
       ...(adapter === undefined ? {} : { lora_path: adapter }),
     }),

@@ -1,6 +1,7 @@
 import { ClawGymError, type GenerateRequest, type GeneratedToken } from '@clawgym/core';
 import type { Failover } from './failover';
 import { serverFault } from './failover';
+import { sglangAppliesSeed } from './sglang-seed';
 import { EngineChunkError, errorText, sseData, type Json } from './sse';
 import type { ReplicaWeights } from './weights';
 import type { TokenIdWire } from './wire';
@@ -49,7 +50,10 @@ export async function* streamTokens(ctx: StreamContext, request: GenerateRequest
   try {
     arm();
     const adapter = ctx.weights.adapter(replica);
-    const body = ctx.wire.body(request, [...ctx.stopIds(), ...(request.sampling.stopIds ?? [])], adapter);
+    if (ctx.wire.seedProbe && request.sampling.seed !== undefined && replica.sglangSeed === undefined) {
+      replica.sglangSeed = await sglangAppliesSeed(ctx.fetch, replica.baseUrl, ctx.headers(), ctx.timeoutMs);
+    }
+    const body = ctx.wire.body(request, [...ctx.stopIds(), ...(request.sampling.stopIds ?? [])], adapter, replica.sglangSeed === true);
     const res = await ctx.fetch(url, { method: 'POST', headers: ctx.headers(), body: JSON.stringify(body), signal: upstream.signal });
     status = res.status;
     if (!res.ok) {
