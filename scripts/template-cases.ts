@@ -10,13 +10,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanonicalConversation } from '../core/src/contracts/messages';
 import { templateTools, toTemplateMessages } from '../plugins/model-hf/src/template-messages';
-import { anthropicMessages } from '../core/src/proxy/wire/anthropic';
-import { openAiChat } from '../core/src/proxy/wire/openai-chat';
-import { openAiResponses } from '../core/src/proxy/wire/openai-responses';
-import type { WireAdapter } from '../core/src/proxy/wire/types';
+import { anthropicMessages } from '../core/src/4-proxy/wire/anthropic';
+import { openAiChat } from '../core/src/4-proxy/wire/openai-chat';
+import { openAiResponses } from '../core/src/4-proxy/wire/openai-responses';
+import type { WireAdapter } from '../core/src/4-proxy/wire/types';
 
 const root = join(__dirname, '..');
-const fixtures = join(root, 'core/src/proxy/__fixtures__/harness-requests');
+const fixtures = join(root, 'core/src/4-proxy/__fixtures__/harness-requests');
 const TOOL_FAMILIES = ['qwen3', 'deepseek_v3'];
 const ALL = ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'];
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
-import { byteChatMl } from '../engine/byte-chatml';
+import { byteChatMl } from '../4-proxy/engine/byte-chatml';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { modelSupport } from '../util/installed';
 

@@ -96,7 +96,7 @@ describe.each([['qwen3', 1], ['llama3_1', 3]] as const)('the ASCII split of %s (
   });
 
   it('gives the regex\'s pieces on a harness\'s recorded requests (system prompts, tools, tool results)', () => {
-    const dir = join(__dirname, '..', '..', '..', 'core', 'src', 'proxy', '__fixtures__', 'harness-requests');
+    const dir = join(__dirname, '..', '..', '..', 'core', 'src', '4-proxy', '__fixtures__', 'harness-requests');
     const texts = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => readFileSync(join(dir, f), 'utf8'));
     expect(texts.length).toBeGreaterThan(8);
     for (const raw of texts) {

@@ -14,7 +14,7 @@ export function parseUser(user: string): { uid: number; gid: number } {
 
 /** netns-run.js and forwarder.js from @clawgym/core's build, copied into each sandbox. */
 export function netnsRunFiles(): string[] {
-  const dir = join(dirname(require.resolve('@clawgym/core/package.json')), 'dist', 'sandbox');
+  const dir = join(dirname(require.resolve('@clawgym/core/package.json')), 'dist', '2-sandbox');
   const files = ['netns-run.js', 'forwarder.js'].map((f) => join(dir, f));
   for (const f of files) if (!existsSync(f)) throw new ClawGymError(ErrorCodes.NOT_BUILT, `${f} is missing`, { hint: 'run npm run build' });
   return files;

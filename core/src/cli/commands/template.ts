@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../../errors';
 import { modelSupport } from '../../util/installed';
-import { anthropicMessages } from '../../proxy/wire/anthropic';
-import { openAiChat } from '../../proxy/wire/openai-chat';
-import { openAiResponses } from '../../proxy/wire/openai-responses';
-import type { WireAdapter } from '../../proxy/wire/types';
+import { anthropicMessages } from '../../4-proxy/wire/anthropic';
+import { openAiChat } from '../../4-proxy/wire/openai-chat';
+import { openAiResponses } from '../../4-proxy/wire/openai-responses';
+import type { WireAdapter } from '../../4-proxy/wire/types';
 
 /** Options of `clawgym template`. */
 export interface TemplateCliOptions {
