@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { EngineProvider } from './contracts/engine';
+import type { TrainerProvider } from './contracts/trainer';
+import { AdamOptions } from './train/adam-options';
+import { UnigramTrainer } from './train/unigram-trainer';
 import type { SandboxProvider } from './contracts/sandbox';
 import { onPath } from './util/which';
 import { parseWithSchema } from './config/validate';
@@ -15,7 +18,8 @@ import { tensorboardReporter } from './report/tensorboard/reporter';
 import { clippedTisLoss } from './train/policy-loss';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
-import { ClawGymError, ErrorCodes } from './errors';
+import { ClawGymError, ErrorCodes, messageOf } from './errors';
+import { resolve } from 'node:path';
 import { loadChatModel } from './model/load';
 
 const Turn = z.strictObject({
@@ -24,16 +28,54 @@ const Turn = z.strictObject({
   toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()) })).optional(),
 });
 
-/** `engine: { use: 'scripted', options: { replies: [...] } }`: call N of every session gets reply N (the last repeats). */
+/**
+ * `engine: { use: 'scripted', options: { replies: [...] } }`: call N of every session gets reply N
+ * (the last repeats); a call without a session (one served over HTTP: `clawgym engine serve`)
+ * gets the reply of its conversation's turn, counted by the assistant turns in its prompt.
+ */
 const ScriptedOptions = z.strictObject({
   replies: z.array(Turn).min(1).default([{ text: 'Hello from the ClawGym scripted engine.' }]),
+  /**
+   * A Hugging Face model folder: prompts and replies in that model's tokens and chat template
+   * (default: byte-level ChatML), reply logprobs under the unigram policy `trainer: 'unigram'`
+   * trains over that vocabulary (uniform until its weights load).
+   */
+  tokenizer: z.string().min(1).optional(),
+  /** The context it stands for (default: the folder's config.json, else none): the proxy refuses longer prompts. */
+  contextLength: z.number().int().positive().optional(),
+  /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
+  templateKwargs: z.record(z.string(), z.unknown()).optional(),
 });
+
+/** The assistant turns before the one a ChatML prompt asks for (its last `<|im_start|>assistant` opens the reply). */
+const chatMlTurn = (prompt: string) => Math.max(0, prompt.split('<|im_start|>assistant').length - 2);
 
 const scripted: EngineProvider = {
   name: 'scripted',
-  async create(options) {
-    const { replies } = parseWithSchema(ScriptedOptions, options, 'options of engine "scripted"');
-    return new ScriptedEngine(({ callIndex }) => replies[Math.min(callIndex, replies.length - 1)] as ScriptedTurn);
+  async create(options, ctx) {
+    const { replies, tokenizer: folder, contextLength, templateKwargs } = parseWithSchema(ScriptedOptions, options, 'options of engine "scripted"');
+    const model = folder === undefined ? undefined : loadChatModel(folder, { rootDir: ctx.rootDir, templateKwargs });
+    const engine = new ScriptedEngine(({ sessionId, callIndex, prompt }) => {
+      const turn = sessionId === 'default' ? chatMlTurn(prompt) : callIndex;
+      return replies[Math.min(turn, replies.length - 1)] as ScriptedTurn;
+    }, model);
+    engine.contextLength = contextLength ?? model?.contextLength;
+    return model ? engine.scoreWithUnigram() : engine;
+  },
+};
+
+/** `trainer: { use: 'unigram', options: { tokenizer } }`: see {@link UnigramTrainer}. */
+const UnigramOptions = z.strictObject({
+  /** The Hugging Face model folder whose vocabulary the policy spans (the engine's tokenizer). */
+  tokenizer: z.string().min(1),
+  optimizer: AdamOptions.prefault({}),
+});
+
+const unigram: TrainerProvider = {
+  name: 'unigram',
+  async create(options, ctx) {
+    const { tokenizer, optimizer } = parseWithSchema(UnigramOptions, options, 'options of trainer "unigram"');
+    return new UnigramTrainer(loadChatModel(tokenizer, { rootDir: ctx.rootDir }).tokenizer.vocabSize, optimizer);
   },
 };
 
@@ -91,7 +133,10 @@ function checkedLocalSandbox(options: LocalSandboxOptions): SandboxProvider {
   const local = localSandboxProvider(options);
   return Object.assign(local, {
     async check() {
-      const machine = await detectMachine(options);
+      let machine;
+      try { machine = await detectMachine(options); } catch (e) {
+        return { ok: false, reason: messageOf(e), install: 'bash scripts/openclaw-image.sh' };
+      }
       if (machine.mode === 'bubblewrap') return { ok: true, reason: `${machine.bwrapVersion} at ${machine.bwrap}` };
       if (options.allowUnisolated) return { ok: true, reason: `plain processes WITHOUT filesystem isolation (${machine.whyFallback}; allowUnisolated is set)` };
       return {
@@ -117,6 +162,8 @@ const LocalSandboxOptionsSchema = z.strictObject({
   holder: z.boolean().optional(),
   /** Holders started ahead per sandbox shape (default 2; 0: none). */
   warmPool: z.number().int().min(0).max(64).optional(),
+  /** A root filesystem (the OpenClaw image's) whose system sandboxes see instead of the host's (relative to the config's folder). */
+  rootfs: z.string().min(1).optional(),
 });
 
 /**
@@ -134,6 +181,7 @@ export const builtins = definePlugin({
     api.provide.engine(tokenIdProvider('sglang'));
     api.provide.engine(tinkerEngineProvider);
     api.provide.trainer(tinkerTrainerProvider);
+    api.provide.trainer(unigram);
     api.provide.sandbox(checkedLocalSandbox({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
     api.provide.reporter(tensorboardReporter());
     api.provide.reporter(htmlReporter);
@@ -145,6 +193,7 @@ export const builtins = definePlugin({
 export function useBuiltins(kernel: Kernel): Promise<void> {
   // The local sandbox is core's: its slot's options (e.g. allowUnisolated) configure it here.
   const slot = kernel.config.sandbox;
-  const local = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
+  const parsed = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
+  const local = parsed?.rootfs === undefined ? parsed : { ...parsed, rootfs: resolve(kernel.config.rootDir, parsed.rootfs) };
   return kernel.use(builtins(local ? { localSandbox: local } : {}), { packageName: '@clawgym/core', version: CORE_VERSION });
 }

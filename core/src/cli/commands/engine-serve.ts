@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import { ClawGymError, ErrorCodes } from '../../errors';
+import { ClawGymError, ErrorCodes, messageOf } from '../../errors';
 import { provider, slotName, slotOptions } from '../../kernel/create';
 import { createKernel } from '../../run/create-kernel';
 import { serveEngine } from '../../engine/serve/engine-server';
@@ -14,6 +15,22 @@ export interface EngineServeOptions {
   sglang?: '0025436e' | 'modes';
   vllmDiskTransfer?: boolean;
   vllmWeightInfo?: boolean;
+  tokenizer?: string;
+  replies?: string;
+  contextLength?: string;
+}
+
+/** The engine slot `--tokenizer` serves instead of the config's: the scripted engine in that model's tokens. */
+export function scriptedSlot(opts: { tokenizer: string; replies?: string; contextLength?: string }, cwd: string) {
+  const contextLength = Number(opts.contextLength ?? 65536);
+  if (!Number.isInteger(contextLength) || contextLength <= 0) throw new ClawGymError(ErrorCodes.USAGE, `--context-length must be a positive number of tokens, not "${opts.contextLength}"`);
+  let replies: unknown;
+  if (opts.replies !== undefined) {
+    try { replies = JSON.parse(readFileSync(resolve(cwd, opts.replies), 'utf8')); } catch (e) {
+      throw new ClawGymError(ErrorCodes.USAGE, `--replies ${opts.replies}: ${messageOf(e)}`, { hint: 'Give a JSON file holding an array of turns, e.g. [{"text": "Done."}].' });
+    }
+  }
+  return { use: 'scripted', options: { tokenizer: resolve(cwd, opts.tokenizer), contextLength, ...(replies === undefined ? {} : { replies }) } };
 }
 
 /**
@@ -23,7 +40,8 @@ export interface EngineServeOptions {
  * SIGINT/SIGTERM (or `signal`).
  */
 export async function engineServe(opts: EngineServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
-  const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
+  const loaded = loadConfig({ cwd: io.cwd, configFile: opts.config });
+  const config = opts.tokenizer === undefined ? loaded : { ...loaded, engine: scriptedSlot({ ...opts, tokenizer: opts.tokenizer }, io.cwd) };
   const kind = slotName(config.engine);
   if (kind === 'vllm' || kind === 'sglang') {
     throw new ClawGymError(ErrorCodes.USAGE, `engine serve serves an in-process engine, but the config's engine is "${kind}" (a client of a server)`, { hint: 'Point it at a config whose engine is the embedded model (e.g. the default clawgym.config.ts).' });
