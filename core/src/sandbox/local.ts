@@ -104,6 +104,7 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
   return {
     name: 'local',
     async describeIsolation() { return describeMachine(await getMachine()); },
+    systemOf: () => (options.rootfs === undefined ? undefined : `root filesystem ${options.rootfs}`),
     async limitEnforcement() { return enforcementOf(await getMachine()); },
     async mode() { return (await getMachine()).mode; },
     async usesHolder() { return (await getMachine()).holder; },
