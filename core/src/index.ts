@@ -75,6 +75,7 @@ export { referenceKernels } from './kernels/reference';
 export { evaluate, summarize, type EvalOptions, type EvalReport, type EvalRow } from './eval/evaluate';
 export { oracleEngine, nullEngine } from './eval/oracle';
 export { cliVersion, harnessResult, installRootOf, lastUserText, systemText } from './harness-helpers';
+export { checkClisInSandbox, type HarnessToCheck } from './doctor/cli-in-sandbox';
 export { cliCheck } from './util/which';
 export { newToolCallId } from './engine/chatml';
 export { oracleOf } from './eval/oracle';
