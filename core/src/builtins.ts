@@ -168,7 +168,7 @@ const LocalSandboxOptionsSchema = z.strictObject({
 
 /**
  * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the
+ * engines, the Tinker client and the unigram stand-in trainer, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the
  * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
  * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
