@@ -14,7 +14,7 @@ const LAYERS = [
   // The kernel holds the container, hooks and registry; concrete providers are registered by the
   // composition root (builtins.ts, run/), so it knows none of the stages.
   ['kernel', 'kernel/'],
-  ['stages', 'engine/', 'model/', 'tree/', 'train/', 'kernels/', 'sandbox/', 'tasks/', 'proxy/', 'fingerprint/', 'tinker/', 'harness-helpers.ts'],
+  ['stages', 'engine/', 'tree/', 'train/', 'kernels/', 'sandbox/', 'tasks/', 'proxy/', 'fingerprint/', 'harness-helpers.ts'],
   ['rollout', 'rollout/'],
   ['eval-and-report', 'eval/', 'report/'],
   ['builtins', 'builtins.ts'],

@@ -49,7 +49,7 @@ describe('clawgym doctor with a sandbox on a system of its own (an image)', () =
         api.provide.harness(cliHarness('not-in-image', 'claude'));
       },
     });
-    const config = resolveConfig({ plugins: [plugin({})], sandbox: 'fake-image', harnesses: ['in-image', 'not-in-image'], engine: 'scripted', trainer: 'unigram' }, { rootDir: __dirname });
+    const config = resolveConfig({ plugins: [plugin({})], sandbox: 'fake-image', harnesses: ['in-image', 'not-in-image'], engine: 'scripted' }, { rootDir: __dirname });
     const rows = await doctor(config);
     expect(rows.find((r) => r.what === 'harness in-image: CLI')).toMatchObject({ status: 'ok', detail: 'in-image 2026.7.1 inside the sandbox (image fake:1)' });
     expect(rows.find((r) => r.what === 'harness not-in-image: CLI')).toMatchObject({ status: 'missing', detail: expect.stringContaining('does not answer --version inside the sandbox (image fake:1)') });
@@ -67,7 +67,7 @@ describe('clawgym doctor with a sandbox on a system of its own (an image)', () =
       name: 'fake', options: z.strictObject({}),
       apply(api) { api.provide.sandbox(host); api.provide.harness(cliHarness('in-image', '/usr/local/bin/openclaw')); },
     });
-    const rows = await doctor(resolveConfig({ plugins: [plugin({})], sandbox: 'fake-host', harnesses: ['in-image'], engine: 'scripted', trainer: 'unigram' }, { rootDir: __dirname }));
+    const rows = await doctor(resolveConfig({ plugins: [plugin({})], sandbox: 'fake-host', harnesses: ['in-image'], engine: 'scripted' }, { rootDir: __dirname }));
     expect(rows.find((r) => r.what === 'harness in-image: CLI')).toMatchObject({ status: 'missing', detail: '/usr/local/bin/openclaw is not on PATH' });
     expect(log.specs).toHaveLength(0);
   });

@@ -35,6 +35,21 @@ export interface ScriptContext {
 
 export type Script = (ctx: ScriptContext) => ScriptedTurn | Promise<ScriptedTurn>;
 
+/** The assistant turns before the one a ChatML prompt asks for (its last `<|im_start|>assistant` opens the reply). */
+const chatMlTurn = (prompt: string) => Math.max(0, prompt.split('<|im_start|>assistant').length - 2);
+
+/**
+ * A script of fixed replies: call N of a session gets reply N (the last repeats); a call without
+ * a session (one served over HTTP, `clawgym engine serve`) gets the reply of its conversation's
+ * turn, counted by the assistant turns in its (ChatML) prompt.
+ */
+export function repliesByTurn(replies: readonly ScriptedTurn[]): Script {
+  return ({ sessionId, callIndex, prompt }) => {
+    const turn = sessionId === 'default' ? chatMlTurn(prompt) : callIndex;
+    return replies[Math.min(turn, replies.length - 1)]!;
+  };
+}
+
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
   const t = setTimeout(resolve, ms);
   signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });

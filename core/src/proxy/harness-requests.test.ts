@@ -9,7 +9,7 @@ import { openAiChat } from './wire/openai-chat';
 import { openAiResponses } from './wire/openai-responses';
 import type { WireAdapter } from './wire/types';
 import { recordedRequest } from '../testing/request-capture';
-import { testModel } from '../testing/test-models';
+import { testModel } from '@clawgym/model-hf/testing';
 
 // Request bodies captured from the real CLIs (scripts/install-harnesses.sh, a stand-in server):
 // two consecutive calls of a "create hello.txt" task each.

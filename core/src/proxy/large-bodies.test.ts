@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testModel } from '../testing/test-models';
+import { testModel } from '@clawgym/model-hf/testing';
 import { startScriptedProxy } from '../testing';
 
 type P = Awaited<ReturnType<typeof startScriptedProxy>>;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Datum, DatumLoss } from '../contracts/datum';
 import { ScriptedEngine } from '../engine/scripted';
-import { testModel } from '../testing/test-models';
+import { byteChatMl } from '../engine/byte-chatml';
 import { UnigramDatumTrainer, UnigramTrainer } from './unigram-trainer';
 import { AdamOptions } from './adam-options';
 
@@ -43,12 +43,12 @@ describe('the unigram trainer (the stand-in trainer over a real vocabulary)', ()
   });
 
   it('cross-entropy steps raise the trained tokens\' logprob; the checkpoint restores logits, Adam state and version', async () => {
-    const qwen3 = testModel('qwen3');
-    const trainer = new UnigramTrainer(qwen3.tokenizer.vocabSize, AdamOptions.parse({}));
-    const ids = qwen3.tokenizer.encode('hello world');
+    const model = byteChatMl();
+    const trainer = new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({}));
+    const ids = model.tokenizer.encode('hello world');
     const d = datum([...ids.slice(0, -1)], [...ids.slice(1)]);
     const before = (await trainer.datums.forward([d])).logprobs[0]![0]!;
-    expect(before).toBeCloseTo(-Math.log(qwen3.tokenizer.vocabSize), 4);
+    expect(before).toBeCloseTo(-Math.log(model.tokenizer.vocabSize), 4);
     for (let i = 0; i < 3; i++) {
       await trainer.datums.forwardBackward([d], 'cross_entropy');
       await trainer.datums.optimStep({ learningRate: 0.1, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });
@@ -58,7 +58,7 @@ describe('the unigram trainer (the stand-in trainer over a real vocabulary)', ()
     const dir = mkdtempSync(join(tmpdir(), 'unigram-'));
     try {
       await trainer.save(dir);
-      const back = new UnigramTrainer(qwen3.tokenizer.vocabSize, AdamOptions.parse({}));
+      const back = new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({}));
       await back.load(dir);
       expect(back.policyVersion()).toBe(3);
       expect(Array.from((await back.datums.forward([d])).logprobs[0]!)).toEqual(Array.from(after));
@@ -68,10 +68,10 @@ describe('the unigram trainer (the stand-in trainer over a real vocabulary)', ()
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 
-  it('the scripted engine in Qwen3\'s tokens reports its reply tokens\' logprobs under the weights the trainer published, as the trainer reads them', async () => {
-    const qwen3 = testModel('qwen3');
-    const trainer = new UnigramTrainer(qwen3.tokenizer.vocabSize, AdamOptions.parse({}));
-    const engine = new ScriptedEngine(() => ({ text: 'Done.' }), qwen3).scoreWithUnigram();
+  it('the scripted engine reports its reply tokens\' logprobs under the unigram weights the trainer published, as the trainer reads them', async () => {
+    const model = byteChatMl();
+    const trainer = new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({}));
+    const engine = new ScriptedEngine(() => ({ text: 'Done.' }), model).scoreWithUnigram();
     const reply = engine.replyIds({ text: 'Done.' });
     await trainer.datums.forwardBackward([datum(reply.map(() => 0), reply)], 'cross_entropy');
     await trainer.datums.optimStep({ learningRate: 0.05, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });
@@ -80,15 +80,17 @@ describe('the unigram trainer (the stand-in trainer over a real vocabulary)', ()
       await trainer.save(dir);
       await engine.syncWeights({ path: dir, version: 1, kind: 'full' });
       const steps = [];
-      for await (const s of engine.generate({ promptIds: Int32Array.from(qwen3.tokenizer.encode('hi')), sampling: { maxTokens: 100 } as never })) steps.push(...(Array.isArray(s) ? s : [s]));
+      for await (const s of engine.generate({ promptIds: Int32Array.from(model.tokenizer.encode('hi')), sampling: { maxTokens: 100 } as never })) steps.push(...(Array.isArray(s) ? s : [s]));
       expect(steps.map((s) => s.tokenId)).toEqual(reply);
       const scored = (await trainer.datums.forward([datum(reply.map(() => 0), reply)])).logprobs[0]!;
       expect(steps.map((s) => Math.fround(s.logprob))).toEqual(Array.from(scored));
-      expect(scored[0]!).toBeGreaterThan(-Math.log(qwen3.tokenizer.vocabSize) + 0.05);
+      expect(scored[0]!).toBeGreaterThan(-Math.log(model.tokenizer.vocabSize) + 0.05);
       expect(engine.policyVersion()).toBe(1);
       await expect(engine.syncWeights({ path: dir, version: 2, kind: 'lora' })).rejects.toThrow(/LoRA adapter/);
-      const small = new ScriptedEngine(() => ({ text: 'x' })).scoreWithUnigram();
-      await expect(small.syncWeights({ path: dir, version: 2, kind: 'full' })).rejects.toThrow(/vocabulary of 151669 tokens, this model/);
+      const other = join(dir, 'other');
+      await new UnigramTrainer(1000, AdamOptions.parse({})).save(other);
+      await expect(engine.syncWeights({ path: other, version: 2, kind: 'full' })).rejects.toThrow(`has a vocabulary of 1000 tokens, this model ${model.tokenizer.vocabSize}`);
+      await expect(new ScriptedEngine(() => ({ text: 'x' })).syncWeights({ path: dir, version: 2, kind: 'full' })).rejects.toThrow(/holds no weights to load/);
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 });
