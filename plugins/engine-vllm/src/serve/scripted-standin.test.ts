@@ -51,7 +51,7 @@ describe('clawgym engine serve --tokenizer (the stand-in engine in a real model\
 
   it('answers turn N of a conversation with reply N, in Qwen3\'s ids, each token at the uniform policy\'s logprob', async () => {
     const first = await generate(prompt(0));
-    expect(qwen3.tokenizer.decode(first.map((t) => t.tokenId))).toMatch(/^<tool_call>\n\{"name": "exec", "arguments": \{"command": "ls"\}\}\n<\/tool_call><\|im_end\|>$/);
+    expect(qwen3.tokenizer.decode(first.map((t) => t.tokenId))).toBe('<think>\n\n</think>\n\n<tool_call>\n{"name": "exec", "arguments": {"command": "ls"}}\n</tool_call><|im_end|>');
     for (const t of first) expect(t.logprob).toBeCloseTo(-Math.log(qwen3.tokenizer.vocabSize), 4);
     const second = await generate(prompt(1));
     expect(qwen3.tokenizer.decode(second.map((t) => t.tokenId))).toContain('Done.<|im_end|>');
