@@ -4,7 +4,7 @@ import type { SandboxProvider } from './contracts/sandbox';
 import { onPath } from './util/which';
 import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
-import { ScriptedEngine, type ScriptedTurn } from './4-proxy/engine/scripted';
+import { repliesByTurn, ScriptedEngine, type ScriptedTurn } from './4-proxy/engine/scripted';
 import { localSandboxProvider, type LocalSandboxOptions } from './2-sandbox/local';
 import { detectMachine } from './2-sandbox/machine';
 import { htmlReporter } from './report/reporters';
@@ -12,7 +12,8 @@ import { tensorboardReporter } from './report/tensorboard/reporter';
 import { clippedTisLoss } from './9-train/policy-loss';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
-import { ClawGymError, ErrorCodes } from './errors';
+import { ClawGymError, ErrorCodes, messageOf } from './errors';
+import { resolve } from 'node:path';
 
 const Turn = z.strictObject({
   text: z.string().optional(),
@@ -20,7 +21,11 @@ const Turn = z.strictObject({
   toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()) })).optional(),
 });
 
-/** `engine: { use: 'scripted', options: { replies: [...] } }`: call N of every session gets reply N (the last repeats). */
+/**
+ * `engine: { use: 'scripted', options: { replies: [...] } }`: call N of every session gets reply N
+ * (the last repeats); a call without a session (one served over HTTP: `clawgym engine serve`)
+ * gets the reply of its conversation's turn, counted by the assistant turns in its prompt.
+ */
 const ScriptedOptions = z.strictObject({
   replies: z.array(Turn).min(1).default([{ text: 'Hello from the ClawGym scripted engine.' }]),
 });
@@ -29,7 +34,7 @@ const scripted: EngineProvider = {
   name: 'scripted',
   async create(options) {
     const { replies } = parseWithSchema(ScriptedOptions, options, 'options of engine "scripted"');
-    return new ScriptedEngine(({ callIndex }) => replies[Math.min(callIndex, replies.length - 1)] as ScriptedTurn);
+    return new ScriptedEngine(repliesByTurn(replies as ScriptedTurn[]));
   },
 };
 
@@ -43,7 +48,10 @@ function checkedLocalSandbox(options: LocalSandboxOptions): SandboxProvider {
   const local = localSandboxProvider(options);
   return Object.assign(local, {
     async check() {
-      const machine = await detectMachine(options);
+      let machine;
+      try { machine = await detectMachine(options); } catch (e) {
+        return { ok: false, reason: messageOf(e), install: 'bash scripts/openclaw-image.sh' };
+      }
       if (machine.mode === 'bubblewrap') return { ok: true, reason: `${machine.bwrapVersion} at ${machine.bwrap}` };
       if (options.allowUnisolated) return { ok: true, reason: `plain processes WITHOUT filesystem isolation (${machine.whyFallback}; allowUnisolated is set)` };
       return {
@@ -69,6 +77,8 @@ const LocalSandboxOptionsSchema = z.strictObject({
   holder: z.boolean().optional(),
   /** Holders started ahead per sandbox shape (default 2; 0: none). */
   warmPool: z.number().int().min(0).max(64).optional(),
+  /** A root filesystem (the OpenClaw image's) whose system sandboxes see instead of the host's (relative to the config's folder). */
+  rootfs: z.string().min(1).optional(),
 });
 
 /**
@@ -92,6 +102,7 @@ export const builtins = definePlugin({
 export function useBuiltins(kernel: Kernel): Promise<void> {
   // The local sandbox is core's: its slot's options (e.g. allowUnisolated) configure it here.
   const slot = kernel.config.sandbox;
-  const local = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
+  const parsed = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
+  const local = parsed?.rootfs === undefined ? parsed : { ...parsed, rootfs: resolve(kernel.config.rootDir, parsed.rootfs) };
   return kernel.use(builtins(local ? { localSandbox: local } : {}), { packageName: '@clawgym/core', version: CORE_VERSION });
 }

@@ -1,4 +1,5 @@
 import { defineConfig } from '@clawgym/core';
+import { homedir } from 'node:os';
 import taskFormats from '@clawgym/task-formats';
 
 /**
@@ -15,9 +16,16 @@ import taskFormats from '@clawgym/task-formats';
  *   VLLM_URL            the vLLM (or SGLang: engine 'sglang') server     default http://127.0.0.1:8001
  *   TINKER_URL          the Tinker-API trainer (SkyRL, hosted Tinker)    default http://127.0.0.1:8000
  *
- * The one switch, CLAWGYM_STANDINS=1: ClawGym's own `clawgym trainer serve` stands in for both
- * the trainer and the sampler (the embedded model behind the Tinker API, at TINKER_URL), so the
- * whole path runs on one machine without a GPU. The embedded model will not solve these tasks.
+ * The one switch, CLAWGYM_STANDINS=1: ClawGym's own servers stand in for the model's, so the
+ * whole path runs on one machine without a GPU or weights: `clawgym engine serve --tokenizer`
+ * (scripted replies in Qwen3's tokens, at ENGINE_URL, speaking SGLang's protocol) for the engine
+ * and `clawgym trainer serve --tokenizer` (a unigram policy over Qwen3's vocabulary behind the
+ * Tinker API, at TINKER_URL, as strict as SkyRL's FSDP backend) for the trainer; two steps of two
+ * tasks. The scripted replies will not solve these tasks. (examples/paper/two-step.sh.)
+ *   ENGINE_URL          the stand-in engine                               default http://127.0.0.1:8001
+ *   STANDIN_WEIGHTS     where the trainer's sampler archives are unpacked  default <outDir>/paper-standins-weights
+ *   CLAWGYM_SANDBOX     `local`: bubblewrap sandboxes on the image's root filesystem instead of Docker
+ *   OPENCLAW_ROOTFS     that root filesystem           default ~/.cache/clawgym/images/openclaw-1/rootfs
  */
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 
@@ -29,10 +37,16 @@ export interface PaperSetup {
   vllmUrl: string;
   tinkerUrl: string;
   standins: boolean;
+  /** The stand-in engine (`clawgym engine serve --tokenizer`). */
+  engineUrl?: string;
+  /** Where the stand-in trainer's sampler archives are unpacked for the engine to load. */
+  weightsDir?: string;
+  /** A root filesystem of the OpenClaw image: bubblewrap sandboxes on it instead of Docker. */
+  localRootfs?: string;
 }
 
 export function paperConfig(p: PaperSetup) {
-  const tinker = { baseUrl: p.tinkerUrl, baseModel: p.standins ? 'embedded' : 'Qwen/Qwen3-4B' };
+  const tinker = { baseUrl: p.tinkerUrl, baseModel: 'Qwen/Qwen3-4B' };
   return defineConfig({
     name: p.standins ? 'paper-standins' : 'paper',
     plugins: [taskFormats({
@@ -47,11 +61,17 @@ export function paperConfig(p: PaperSetup) {
       { use: 'openclaw', options: { contextWindow: 65_536, maxTokens: 8192, requestTimeoutSeconds: 900 } },
       { use: 'claude-code', options: { bin: 'claude' } },
     ],
+    // The stand-ins: SGLang's protocol, full weights through /update_weights_from_disk (the
+    // SkyRL + SGLang combination of docs/scale.md); the unigram trainer has no LoRA.
     engine: p.standins
-      ? { use: 'tinker', options: { ...tinker } }
+      ? { use: 'sglang', options: { baseUrl: p.engineUrl ?? 'http://127.0.0.1:8001', model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer, contextLength: 65_536 } }
       : { use: 'vllm', options: { baseUrl: p.vllmUrl, model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer } },
-    trainer: { use: 'tinker', options: { ...tinker, loraRank: p.standins ? 0 : 32, optimizer: { lr: 1e-6 } } },
-    sandbox: { use: 'docker', options: { image: 'clawgym-openclaw:1' } },
+    trainer: p.standins
+      ? { use: 'tinker', options: { ...tinker, loraRank: 0, optimizer: { lr: 1e-2 }, weightsDir: p.weightsDir ?? `${__dirname}/../../runs/paper-standins-weights` } }
+      : { use: 'tinker', options: { ...tinker, loraRank: 32, optimizer: { lr: 1e-6 } } },
+    sandbox: p.localRootfs
+      ? { use: 'local', options: { rootfs: p.localRootfs } }
+      : { use: 'docker', options: { image: 'clawgym-openclaw:1' } },
     algorithm: 'grpo',
     run: p.standins
       ? { steps: 2, tasksPerStep: 2, groupSize: 2, concurrency: 2, evalEvery: 0, evalTasks: 2, rolloutTimeoutMs: 600_000, outDir: '../../runs' }
@@ -66,4 +86,7 @@ export default paperConfig({
   vllmUrl: env('VLLM_URL', 'http://127.0.0.1:8001'),
   tinkerUrl: env('TINKER_URL', 'http://127.0.0.1:8000'),
   standins: process.env.CLAWGYM_STANDINS === '1',
+  engineUrl: env('ENGINE_URL', 'http://127.0.0.1:8001'),
+  weightsDir: process.env.STANDIN_WEIGHTS,
+  localRootfs: process.env.CLAWGYM_SANDBOX === 'local' ? env('OPENCLAW_ROOTFS', `${homedir()}/.cache/clawgym/images/openclaw-1/rootfs`) : undefined,
 });

@@ -59,6 +59,12 @@ export interface LocalSandboxOptions {
    * pid namespace, /proc and network.
    */
   allowUnisolated?: boolean;
+  /**
+   * A root filesystem folder (an image's: `scripts/openclaw-image.sh` builds the OpenClaw one)
+   * whose /usr, /bin, /lib… and /etc sandboxes see instead of the host's, so rollouts run on the
+   * image's system and CLIs as in its Docker container. bubblewrap only: refused without it.
+   */
+  rootfs?: string;
 }
 
 /** The `local` provider, plus what it can tell about its own enforcement. */
@@ -98,6 +104,7 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
   return {
     name: 'local',
     async describeIsolation() { return describeMachine(await getMachine()); },
+    systemOf: () => (options.rootfs === undefined ? undefined : `root filesystem ${options.rootfs}`),
     async limitEnforcement() { return enforcementOf(await getMachine()); },
     async mode() { return (await getMachine()).mode; },
     async usesHolder() { return (await getMachine()).holder; },
@@ -110,6 +117,9 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     async create(spec) {
       refuseEnvironment(spec, 'local');
       const m = await getMachine();
+      if (m.mode === 'fallback' && options.rootfs !== undefined) {
+        throw new ClawGymError(ErrorCodes.SANDBOX_UNISOLATED, `the local sandbox runs on the root filesystem ${options.rootfs} only with bubblewrap, which cannot run here (${m.whyFallback})`, { hint: 'Install bubblewrap, use the docker sandbox with the image, or drop the rootfs option.' });
+      }
       if (m.mode === 'fallback' && !options.allowUnisolated) {
         throw new ClawGymError(ErrorCodes.SANDBOX_UNISOLATED, `the local sandbox cannot isolate files here (${m.whyFallback}): a sandboxed harness could read and write the host's files and other sandboxes' workspaces`, {
           hint: 'Install bubblewrap (apt-get install bubblewrap; dnf install bubblewrap; pacman -S bubblewrap), use the docker sandbox, or accept plain processes with sandbox: { use: \'local\', options: { allowUnisolated: true } }.',

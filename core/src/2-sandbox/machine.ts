@@ -8,6 +8,7 @@ import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { detectCgroups, type Cgroups, type Controller } from './cgroups';
 import { collectOutput } from './collect';
+import { ClawGymError, ErrorCodes } from '../errors';
 
 /** Folder of the built sandbox scripts that run inside sandboxes (netns-run.js, forwarder-fd.js). */
 export const SANDBOX_SCRIPTS = resolve(__dirname, '..', '..', 'dist', '2-sandbox');
@@ -25,6 +26,8 @@ export interface DetectOptions {
   cgroups?: boolean;
   /** One holder per sandbox where the machine allows it (default true; false: a bubblewrap per command). */
   holder?: boolean;
+  /** A root filesystem folder whose system (/usr, /bin, /lib…, /etc) sandboxes see instead of the host's (bubblewrap only). */
+  rootfs?: string;
 }
 
 /** How each limit is enforced here, in words (`not enforced: <why>` when it is not). */
@@ -65,22 +68,34 @@ export function netnsAvailable(): { ok: boolean; reason?: string } {
   return { ok: true };
 }
 
-/** bubblewrap's arguments for the read-only system every sandbox sees. */
-export function systemBinds(): string[] {
-  const a = ['--ro-bind', '/usr', '/usr'];
+/**
+ * bubblewrap's arguments for the read-only system every sandbox sees: the host's, or with
+ * `rootfs` that folder's (an image's root filesystem, e.g. scripts/openclaw-image.sh's), so a
+ * rollout runs on the same system as in the image's Docker container.
+ */
+export function systemBinds(rootfs = '/'): string[] {
+  const from = (p: string) => join(rootfs, p);
+  const a = ['--ro-bind', from('/usr'), '/usr'];
   for (const p of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
     try {
-      const st = lstatSync(p);
-      if (st.isSymbolicLink()) a.push('--symlink', readlinkSync(p), p);
-      else if (st.isDirectory()) a.push('--ro-bind', p, p);
+      const st = lstatSync(from(p));
+      if (st.isSymbolicLink()) a.push('--symlink', readlinkSync(from(p)), p);
+      else if (st.isDirectory()) a.push('--ro-bind', from(p), p);
     } catch { /* not on this system */ }
   }
-  a.push('--ro-bind', '/etc', '/etc');
-  // Root inside maps to root outside: hide the host's password hashes and private keys.
-  for (const p of ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-']) if (existsSync(p)) a.push('--ro-bind', '/dev/null', p);
-  if (existsSync('/etc/ssl/private')) a.push('--tmpfs', '/etc/ssl/private');
+  a.push('--ro-bind', from('/etc'), '/etc');
+  // Root inside maps to root outside: hide the password hashes and private keys.
+  for (const p of ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-']) if (existsSync(from(p))) a.push('--ro-bind', '/dev/null', p);
+  if (existsSync(from('/etc/ssl/private'))) a.push('--tmpfs', '/etc/ssl/private');
   a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   return a;
+}
+
+/** Refuse a root filesystem folder that holds no system to run (checked before any sandbox starts). */
+export function checkRootfs(rootfs: string): void {
+  if (!existsSync(join(rootfs, 'usr', 'bin')) || !existsSync(join(rootfs, 'etc'))) {
+    throw new ClawGymError(ErrorCodes.SANDBOX_SPEC_INVALID, `sandbox option rootfs ${rootfs} is not a root filesystem (no usr/bin and etc in it)`, { hint: 'Build the OpenClaw image\'s root filesystem with `bash scripts/openclaw-image.sh` (it prints the folder), or drop the rootfs option to run on the host\'s system.' });
+  }
 }
 
 async function probe(cmd: string[]): Promise<{ code: number | null; out: string }> {
@@ -91,12 +106,13 @@ async function probe(cmd: string[]): Promise<{ code: number | null; out: string 
 /** What this machine offers (see the file comment). */
 export async function detectMachine(options: DetectOptions): Promise<Machine> {
   const root = process.getuid?.() === 0;
+  if (options.rootfs !== undefined) checkRootfs(options.rootfs);
   const common = {
     netns: netnsAvailable(),
     cgroups: options.cgroups === false ? {} : detectCgroups(),
     prlimit: existsSync(PRLIMIT),
     root,
-    systemArgs: systemBinds(),
+    systemArgs: systemBinds(options.rootfs),
     holder: false,
   };
   const bwrap = bubblewrapPath();

@@ -1,5 +1,5 @@
 import type { CanonicalConversation } from '../contracts/messages';
-import type { HarnessRunResult } from '../contracts/harness';
+import type { CommandRunner, HarnessRunResult } from '../contracts/harness';
 import type { ExecResult } from '../contracts/sandbox';
 import { sep } from 'node:path';
 
@@ -35,12 +35,19 @@ export function lastUserText(conversation: CanonicalConversation): string {
   return m ? m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
 }
 
+const VERSION = /\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?/;
+
 /**
  * A CLI's version: the first x.y.z its `--version` prints (`argv` is the command and its
- * arguments), run on the host with an empty HOME of its own so it writes nothing of the user's;
- * undefined when it fails or prints none within 30 s.
+ * arguments), run on the host with an empty HOME of its own so it writes nothing of the user's,
+ * or by `run` where it is given (inside a sandbox); undefined when it fails or prints none
+ * within 30 s.
  */
-export async function cliVersion(argv: readonly string[]): Promise<string | undefined> {
+export async function cliVersion(argv: readonly string[], run?: CommandRunner): Promise<string | undefined> {
+  if (run) {
+    const r = await run(argv).catch(() => undefined);
+    return r && r.exitCode === 0 ? VERSION.exec(`${r.stdout}\n${r.stderr}`)?.[0] : undefined;
+  }
   const { execFile } = await import('node:child_process');
   const { mkdtemp, rm } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
@@ -50,7 +57,7 @@ export async function cliVersion(argv: readonly string[]): Promise<string | unde
       execFile(argv[0]!, argv.slice(1), { timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home }, encoding: 'utf8' },
         (err, stdout, stderr) => resolve(err ? '' : `${stdout}\n${stderr}`));
     });
-    return /\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?/.exec(out)?.[0];
+    return VERSION.exec(out)?.[0];
   } finally {
     await rm(home, { recursive: true, force: true });
   }

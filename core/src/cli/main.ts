@@ -118,6 +118,17 @@ function servingCommands(program: Command, command: CommandMaker, io: CliIo): vo
     .addOption(new Option('--sglang <behaviour>', 'which SGLang to reproduce: 0025436e (pause_generation takes no body and aborts everything in flight) or modes (pause modes, /model_info)').choices(['0025436e', 'modes']).default('0025436e'))
     .option('--vllm-disk-transfer', 'serve vLLM\'s weight-transfer routes with the disk backend (only in the unreleased PR #52152)')
     .option('--no-vllm-weight-info', 'answer 404 at /weight_info, as vLLM before PR #49040')
+    .option('--tokenizer <folder>', 'serve the scripted engine in this Hugging Face model\'s tokens and chat template instead of the config\'s engine: replies from --replies, logprobs under the unigram policy `trainer serve --tokenizer` trains (its weights load through the update routes)')
+    .option('--replies <file>', 'with --tokenizer: a JSON array of scripted turns ({text, thinking, toolCalls: [{name, arguments}]}); turn N of a conversation gets reply N, the last repeats (default: one line of text)')
+    .option('--context-length <tokens>', 'with --tokenizer: the context it stands for (max_model_len; the proxy refuses longer prompts)', '65536')
+    .addHelpText('after', `
+Stand-in for a real model (a run of OpenClaw's ~40 KB prompts, which the embedded byte-level model
+cannot hold): --tokenizer serves ClawGym's scripted engine with that model's tokenizer and chat
+template, so the vLLM/SGLang clients, the proxy and the records see real token ids, and answers
+each reply token with its logprob under a unigram policy over that vocabulary. Pair it with
+\`clawgym trainer serve --tokenizer <same folder>\`, which trains that policy; its published
+weights arrive at /update_weights_from_disk (SGLang) or the disk transfer routes (vLLM).
+  clawgym engine serve --tokenizer models/qwen3-4b --replies replies.json --port 8001`)
     .action(async (opts: EngineServeOptions) => engineServe(opts, io));
 }
 

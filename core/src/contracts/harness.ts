@@ -37,6 +37,12 @@ export interface HarnessRunResult {
  * An agent harness treated as a black box: a CLI we install, configure per rollout and
  * point at the proxy. We never patch it.
  */
+/**
+ * Runs a command where the harness will run (`Harness.version`'s second argument): inside a
+ * sandbox when its system is not this machine's (a container image, another root filesystem).
+ */
+export type CommandRunner = (argv: readonly string[]) => Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
+
 export interface Harness {
   readonly name: string;
   /** The wire format it speaks to the model. */
@@ -55,8 +61,9 @@ export interface Harness {
   /**
    * The CLI's version with these options (its `--version`), recorded in the run's harness
    * fingerprint so that an upgrade is named when what it sends changes. Default: unknown.
+   * With `run`, the command runs through it (inside a sandbox: `clawgym doctor` on an image).
    */
-  version?(options: Record<string, unknown>): Promise<string | undefined>;
+  version?(options: Record<string, unknown>, run?: CommandRunner): Promise<string | undefined>;
   /** Run one rollout to completion inside `ctx.sandbox`. */
   run(ctx: HarnessRunContext): Promise<HarnessRunResult>;
   /**

@@ -160,6 +160,12 @@ export interface SandboxProvider {
   create(spec: SandboxSpec): Promise<Sandbox>;
   /** Can it isolate here, and if not, what installs what it needs (`clawgym doctor`). */
   check?(): Promise<import('./check').ProviderCheck>;
+  /**
+   * Where its commands find their programs, when not this machine's own /usr and PATH (a
+   * container image, another root filesystem), e.g. `image clawgym-openclaw:1`: `clawgym doctor`
+   * then checks harness CLIs inside one of its sandboxes instead of on this machine.
+   */
+  systemOf?(): string | undefined;
   /** Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all. */
   sweep(runId?: string): Promise<SweepReport>;
   /**

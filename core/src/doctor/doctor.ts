@@ -6,6 +6,8 @@ import type { Kernel } from '../kernel/kernel';
 import type { PluginKind } from '../contracts/plugin';
 import { pluginCandidates } from '../kernel/resolve';
 import { createKernel } from '../run/create-kernel';
+import type { Harness } from '../contracts/harness';
+import { checkClisInSandbox } from './cli-in-sandbox';
 
 /** One line of `clawgym doctor`: a thing the config needs, and whether this machine has it. */
 export interface DoctorRow {
@@ -64,11 +66,19 @@ export async function doctor(config: ResolvedConfig, options: DoctorOptions = {}
       rows.push(sandbox.check ? row(`sandbox ${sandbox.name}: isolation`, await sandbox.check())
         : { status: 'unknown', what: `sandbox ${sandbox.name}: isolation`, detail: 'the provider has no self-check' });
     }
+    // A sandbox on a system of its own (an image): the CLIs are looked for in it, not here.
+    const system = sandbox?.systemOf?.();
+    const inSandbox: { harness: Harness; options: Record<string, unknown>; at: number }[] = [];
     for (const slot of [...config.harnesses, ...(config.run.evalHarnesses ?? [])]) {
       if (rows.some((r) => r.what === `harness ${slotName(slot)}`)) continue;
       const harness = await resolveSlot(kernel, 'harness', slot, rows);
       const options = typeof slot === 'object' && 'options' in slot ? slot.options as Record<string, unknown> | undefined : undefined;
-      if (harness) rows.push(row(`harness ${harness.name}: CLI`, await harness.check(options).catch((err: unknown) => ({ ok: false, reason: messageOf(err) }))));
+      if (harness && system !== undefined) inSandbox.push({ harness, options: options ?? {}, at: rows.push({ status: 'unknown', what: `harness ${harness.name}: CLI`, detail: '' }) - 1 });
+      else if (harness) rows.push(row(`harness ${harness.name}: CLI`, await harness.check(options).catch((err: unknown) => ({ ok: false, reason: messageOf(err) }))));
+    }
+    if (sandbox && system !== undefined && inSandbox.length) {
+      const checks = await checkClisInSandbox(sandbox, system, inSandbox);
+      inSandbox.forEach((h, i) => { rows[h.at] = row(`harness ${h.harness.name}: CLI`, checks[i]!); });
     }
     if (!options.skipEngine) await resolveSlot(kernel, 'engine', config.engine, rows);
     await resolveSlot(kernel, 'trainer', config.trainer, rows);

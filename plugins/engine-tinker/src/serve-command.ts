@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { ClawGymError, ErrorCodes, createKernel, loadConfig, provider, slotOptions, trainerOptions, untilStopped, type TrainerServeOptions } from '@clawgym/core';
+import { AdamOptions, ClawGymError, ErrorCodes, createKernel, loadConfig, provider, repliesByTurn, ScriptedEngine, slotOptions, trainerOptions, UnigramTrainer, untilStopped, type Engine, type Trainer, type TrainerServeOptions } from '@clawgym/core';
+import { loadChatModel } from '@clawgym/model-hf';
 import { TRAINER_BACKENDS, type TrainerBackend } from './backends';
 import { TinkerServer } from './server';
 
@@ -12,10 +13,8 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
   const kernel = await createKernel(config);
   const dataDir = resolve(io.cwd, opts.data ?? resolve(config.rootDir, config.run.outDir, 'trainer-serve'));
-  // The engine and trainer share one run folder, so the embedded ones share their weights.
-  const ctx = { runDir: dataDir, seed: config.run.seed, rootDir: config.rootDir };
-  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
-  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
+  const { engine, trainer }: { engine: Engine; trainer: Trainer } = opts.tokenizer !== undefined ? unigramStandin(resolve(io.cwd, opts.tokenizer)) : await configPair(kernel, config, dataDir);
+  const baseModel = opts.baseModel ?? 'embedded';
   const backend = (opts.backend ?? 'skyrl-fsdp') as TrainerBackend;
   if (!TRAINER_BACKENDS.includes(backend)) {
     throw new ClawGymError(ErrorCodes.USAGE, `--backend must be one of ${TRAINER_BACKENDS.join(', ')}, not "${opts.backend}"`);
@@ -23,11 +22,11 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const apiKey = opts.apiKey ?? process.env.CLAWGYM_TRAINER_API_KEY;
   if (opts.jwtAuth && !apiKey) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, 'trainer serve --jwt-auth needs an API key to exchange', { hint: 'Pass --api-key <key> (or set CLAWGYM_TRAINER_API_KEY); clients send it as trainer.options.apiKey.' });
   const auth = { ...(apiKey ? { apiKey } : {}), jwt: opts.jwtAuth === true };
-  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth });
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel, host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth });
   const url = await server.start();
   const t = server.traits;
   const stopped = untilStopped(io);
-  io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
+  io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: ${baseModel})\ncheckpoints: ${dataDir}\n` +
     `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}, ${auth.jwt ? 'API key exchanged for JWTs (auth/token)' : apiKey ? 'API key required' : 'no key'}\n` +
     `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
   await stopped;
@@ -37,3 +36,21 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   io.out('stopped.\n');
 }
 
+/** The config's engine and trainer (the embedded pair: one run folder, so they share their weights). */
+async function configPair(kernel: Awaited<ReturnType<typeof createKernel>>, config: ReturnType<typeof loadConfig>, dataDir: string) {
+  const ctx = { runDir: dataDir, seed: config.run.seed, rootDir: config.rootDir };
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
+  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
+  return { engine, trainer };
+}
+
+/**
+ * `--tokenizer`: a unigram policy over that Hugging Face model's vocabulary (core's
+ * UnigramTrainer), sampled by the scripted engine in the model's tokens for `asample`: a trainer
+ * that takes a real model's datums, prompts of tens of thousands of tokens, on a CPU.
+ */
+function unigramStandin(folder: string) {
+  const model = loadChatModel(folder);
+  const engine = new ScriptedEngine(repliesByTurn([{ text: 'Hello from the ClawGym scripted engine.' }]), model).scoreWithUnigram();
+  return { engine, trainer: new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({})) };
+}

@@ -18,8 +18,8 @@ export const claudeCodeHarness: Harness = {
   hostPaths(options) {
     return installRootOf(parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin);
   },
-  version(options) {
-    return cliVersion([parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin, '--version']);
+  version(options, run) {
+    return cliVersion([parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin, '--version'], run);
   },
   /** Main agent, subagent, title, memory and other side calls: see {@link classifyClaudeCodeCall}. */
   classifyCall: classifyClaudeCodeCall,

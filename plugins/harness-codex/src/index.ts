@@ -52,8 +52,8 @@ export const codexHarness: Harness = {
   hostPaths(options) {
     return installRootOf(parseWithSchema(CodexOptions, options, 'options of harness').bin);
   },
-  version(options) {
-    return cliVersion([parseWithSchema(CodexOptions, options, 'options of harness').bin, '--version']);
+  version(options, run) {
+    return cliVersion([parseWithSchema(CodexOptions, options, 'options of harness').bin, '--version'], run);
   },
   async run(ctx) {
     const inv = codexInvocation(ctx, parseWithSchema(CodexOptions, ctx.options, 'options of harness "codex"'));

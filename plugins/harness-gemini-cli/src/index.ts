@@ -51,9 +51,9 @@ export const geminiCliHarness: Harness = {
     const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');
     return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
   },
-  version(options) {
+  version(options, run) {
     const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version']);
+    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = geminiInvocation(ctx, parseWithSchema(GeminiCliOptions, ctx.options, 'options of harness "gemini-cli"'));

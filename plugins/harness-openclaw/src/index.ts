@@ -17,9 +17,10 @@ export const openClawHarness: Harness = {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
     return [...installRootOf(o.entry), ...installRootOf(o.node)];
   },
-  version(options) {
+  version(options, run) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
-    return cliVersion([o.node, o.entry, '--version']);
+    // As the rollout runs it (invocation.ts): a script under the given Node, an executable itself.
+    return cliVersion([...(/\.(c|m)?js$/.test(o.entry) ? [o.node] : []), o.entry, '--version'], run);
   },
   async run(ctx) {
     const options = parseWithSchema(OpenClawOptions, ctx.options, 'options of harness "openclaw"');

@@ -69,8 +69,8 @@ export const openCodeHarness: Harness = {
   hostPaths(options) {
     return installRootOf(parseWithSchema(OpenCodeOptions, options, 'options of harness').bin);
   },
-  version(options) {
-    return cliVersion([parseWithSchema(OpenCodeOptions, options, 'options of harness').bin, '--version']);
+  version(options, run) {
+    return cliVersion([parseWithSchema(OpenCodeOptions, options, 'options of harness').bin, '--version'], run);
   },
   async run(ctx) {
     const inv = openCodeInvocation(ctx, parseWithSchema(OpenCodeOptions, ctx.options, 'options of harness "opencode"'));

@@ -68,9 +68,9 @@ export const piHarness: Harness = {
     const o = parseWithSchema(PiOptions, options, 'options of harness');
     return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
   },
-  version(options) {
+  version(options, run) {
     const o = parseWithSchema(PiOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version']);
+    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = piInvocation(ctx, parseWithSchema(PiOptions, ctx.options, 'options of harness "pi"'));

@@ -39,9 +39,9 @@ export const qwenCodeHarness: Harness = {
     const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
     return [...installRootOf(o.bin), ...(o.node ? installRootOf(o.node) : [])];
   },
-  version(options) {
+  version(options, run) {
     const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version']);
+    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = qwenInvocation(ctx, parseWithSchema(QwenCodeOptions, ctx.options, 'options of harness "qwen-code"'));

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxLimits, SandboxSpec } from '@clawgym/core';
+import { checkClisInSandbox, cliVersion, type Harness, type SandboxLimits, type SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './testing';
 import { callModelFrom } from './model-call-fixture';
@@ -298,6 +298,19 @@ describeIf(dockerdMissing(), 'docker sandbox', () => {
     const nobody = new DockerSandboxProvider({ socketPath: join(socketDir, 'no-engine.sock'), image });
     const down = await nobody.check();
     expect(down).toMatchObject({ ok: false, reason: expect.stringContaining('no Docker engine answers'), install: expect.stringContaining('apt-get install -y docker.io') });
+  });
+
+  it('clawgym doctor looks for harness CLIs inside the image (a sandbox of it), not on this machine', async () => {
+    const harness = (name: string, argv: string[]) => ({ name, wireFormat: 'openai-chat', check: async () => ({ ok: false }), run: async () => { throw new Error('not run'); },
+      version: (_o: Record<string, unknown>, run?: Parameters<typeof cliVersion>[1]) => cliVersion(argv, run) }) as unknown as Harness;
+    expect(provider.systemOf()).toBe(`image ${image}`);
+    const [inImage, absent] = await checkClisInSandbox(provider, provider.systemOf(), [
+      // /etc/hostname of a container is its own (not this machine's): proof it ran inside.
+      { harness: harness('present', ['sh', '-c', 'test "$(cat /etc/hostname)" != "$0" && echo present 1.2.3', hostname()]), options: {} },
+      { harness: harness('openclaw', ['openclaw', '--version']), options: {} },
+    ]);
+    expect(inImage).toEqual({ ok: true, reason: `present 1.2.3 inside the sandbox (image ${image})` });
+    expect(absent).toMatchObject({ ok: false, reason: expect.stringContaining(`openclaw does not answer --version inside the sandbox (image ${image})`) });
   });
 
   it('describes its isolation in one line', async () => {

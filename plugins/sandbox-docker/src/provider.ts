@@ -114,6 +114,11 @@ export class DockerSandboxProvider implements SandboxProvider {
    * For `clawgym doctor`: every host answers (within 5 s), logs us in, and has the sandbox
    * image; what is wrong is said per host, with the command that fixes it.
    */
+  /** Its commands run on the image's system: `clawgym doctor` looks for harness CLIs in it. */
+  systemOf(): string {
+    return `image ${this.image}`;
+  }
+
   async check(): Promise<ProviderCheck> {
     const results = await Promise.all(this.hosts.list.map(async (h): Promise<{ ok: boolean; line: string; fix?: string }> => {
       let version: string;

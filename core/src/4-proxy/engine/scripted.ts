@@ -4,6 +4,8 @@ import { ClawGymError, ErrorCodes } from '../../errors';
 import { byteChatMl } from './byte-chatml';
 import { newToolCallId } from './chatml';
 import { appendAll } from '../../util/append';
+import type { PublishedWeights } from '../../contracts/weights';
+import { loadUnigramWeights, logSumExp } from '../../9-train/unigram-weights';
 
 /** One scripted assistant turn, or a fault to inject. */
 export interface ScriptedTurn {
@@ -33,6 +35,21 @@ export interface ScriptContext {
 
 export type Script = (ctx: ScriptContext) => ScriptedTurn | Promise<ScriptedTurn>;
 
+/** The assistant turns before the one a ChatML prompt asks for (its last `<|im_start|>assistant` opens the reply). */
+const chatMlTurn = (prompt: string) => Math.max(0, prompt.split('<|im_start|>assistant').length - 2);
+
+/**
+ * A script of fixed replies: call N of a session gets reply N (the last repeats); a call without
+ * a session (one served over HTTP, `clawgym engine serve`) gets the reply of its conversation's
+ * turn, counted by the assistant turns in its (ChatML) prompt.
+ */
+export function repliesByTurn(replies: readonly ScriptedTurn[]): Script {
+  return ({ sessionId, callIndex, prompt }) => {
+    const turn = sessionId === 'default' ? chatMlTurn(prompt) : callIndex;
+    return replies[Math.min(turn, replies.length - 1)]!;
+  };
+}
+
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
   const t = setTimeout(resolve, ms);
   signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
@@ -50,6 +67,9 @@ export class ScriptedEngine implements Engine {
   private readonly calls = new Map<string, number>();
   /** Set to stand for a model with this context: the proxy then refuses longer prompts and caps output. */
   contextLength?: number;
+  /** The unigram policy the replies' logprobs are read from ({@link scoreWithUnigram}); none: logprob 0. */
+  private unigram?: { logits: Float32Array; lse: number };
+  private version = 0;
 
   /** `template`: the tokenizer and chat template to encode replies with (default: byte-level ChatML). */
   constructor(private readonly script: Script, template?: { tokenizer: Tokenizer; chatTemplate: ChatTemplate }) {
@@ -59,7 +79,32 @@ export class ScriptedEngine implements Engine {
   }
 
   policyVersion(): number {
-    return 0;
+    return this.version;
+  }
+
+  /**
+   * Report each reply token's logprob under a unigram policy over the tokenizer's vocabulary
+   * (uniform until weights load), the one `trainer: 'unigram'` trains, instead of 0: the trainer
+   * then reads the same logprobs at the same weights, as a real engine and its trainer would.
+   */
+  scoreWithUnigram(): this {
+    const logits = new Float32Array(this.tokenizer.vocabSize);
+    this.unigram = { logits, lse: logSumExp(logits) };
+    return this;
+  }
+
+  /** Load the unigram weights the trainer published (full weights only: a unigram has no adapters). */
+  async syncWeights(weights?: PublishedWeights): Promise<void> {
+    if (!weights) return;
+    if (!this.unigram) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, 'the scripted engine holds no weights to load', { hint: 'Give the scripted engine a tokenizer (options.tokenizer, or `clawgym engine serve --tokenizer`): it then scores its replies with the unigram policy the trainer publishes.' });
+    if (weights.kind === 'lora') throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `${weights.path} is a LoRA adapter; the scripted engine's unigram policy loads full weights only`, { hint: 'Train with loraRank 0 (full weights).' });
+    const { logits } = await loadUnigramWeights(weights.path, this.tokenizer.vocabSize);
+    this.unigram = { logits, lse: logSumExp(logits) };
+    this.version = weights.version;
+  }
+
+  private logprob(id: number): number {
+    return this.unigram ? this.unigram.logits[id]! - this.unigram.lse : 0;
   }
 
   /** Token ids of a scripted turn, as the model would write them (ending with `<|im_end|>`). */
@@ -91,7 +136,7 @@ export class ScriptedEngine implements Engine {
       // The whole reply exists at once: one step (up to a scripted failure, then the failure).
       const fail = turn.failAfterTokens !== undefined && turn.failAfterTokens < ids.length ? turn.failAfterTokens : undefined;
       if (request.signal?.aborted) return;
-      const tokens = ids.slice(0, fail).map((tokenId) => ({ tokenId, logprob: 0 }));
+      const tokens = ids.slice(0, fail).map((tokenId) => ({ tokenId, logprob: this.logprob(tokenId) }));
       if (tokens.length) yield tokens;
       if (fail !== undefined) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `scripted failure after ${fail} tokens`);
       return;
@@ -102,7 +147,7 @@ export class ScriptedEngine implements Engine {
         throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `scripted failure after ${i} tokens`);
       }
       await sleep(turn.delayMsPerToken, request.signal);
-      yield { tokenId: ids[i]!, logprob: 0 };
+      yield { tokenId: ids[i]!, logprob: this.logprob(ids[i]!) };
     }
   }
 }

@@ -9,6 +9,12 @@ export interface EngineServeOptions {
   vllmDiskTransfer?: boolean;
   vllmWeightInfo?: boolean;
   sglangDeterministic?: boolean;
+  /** Serve the scripted engine in this Hugging Face model's tokens instead of the config's engine. */
+  tokenizer?: string;
+  /** With `tokenizer`: a JSON file of scripted turns. */
+  replies?: string;
+  /** With `tokenizer`: the context it stands for. */
+  contextLength?: string;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { requireInstalled } from '../../util/installed';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean; tokenizer?: string; baseModel?: string }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -26,6 +26,8 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .option('--data <dir>', 'checkpoint folder (default: <run.outDir>/trainer-serve)')
     .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices(['skyrl-fsdp', 'skyrl-megatron', 'skyrl-jax', 'tinker']).default('skyrl-fsdp'))
     .option('--multi-tenant', 'kinder than SkyRL FSDP: a second create_model retires the loaded model instead of failing')
+    .option('--tokenizer <folder>', 'train a unigram policy (one logit per token id) over this Hugging Face model\'s vocabulary instead of the config\'s trainer: it takes the datums of a real model\'s rollouts (pair with `engine serve --tokenizer`)')
+    .option('--base-model <name>', 'the base model name it answers to (get_server_capabilities)', 'embedded')
     .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
     .option('--api-key <key>', 'require this key in X-API-Key, as hosted Tinker does (default: $CLAWGYM_TRAINER_API_KEY; none: any request, as SkyRL)')
     .option('--jwt-auth', 'as hosted Tinker with pjwt_auth_enabled: clients exchange the key at /api/v1/auth/token and send the JWT; the key itself is refused elsewhere')
@@ -38,6 +40,11 @@ training_runs (listing, checkpoints, a sampler checkpoint's archive).
 As strict as SkyRL's FSDP backend by default: one model at a time (unload_model frees it), no
 sampling before the first save_weights_for_sampler, optim_step applies the learning rate only,
 checkpoints are tar archives named <name>.tar.gz, metrics named skyrl.ai/grad_norm etc.
+
+With --tokenizer, the trainer is a unigram policy over that model's vocabulary: tiny, so prompts of
+tens of thousands of tokens train on a CPU, with the losses and refusals above (a token id outside
+the vocabulary, datums whose lengths disagree). Its sampler checkpoints are the folders
+\`engine serve --tokenizer\` loads.
 
 Example:
   clawgym trainer serve --port 8000 &

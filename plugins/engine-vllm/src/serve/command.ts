@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
-import { ClawGymError, ErrorCodes, createKernel, loadConfig, provider, slotName, slotOptions, untilStopped, type EngineServeOptions } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, createKernel, loadConfig, provider, slotName, slotOptions, untilStopped, type Engine, type EngineServeOptions } from '@clawgym/core';
 import { serveEngine } from './engine-server';
+import { scriptedStandin } from './scripted-standin';
 
 /**
  * `clawgym engine serve`: the config's in-process engine (the embedded model) behind vLLM's and
@@ -9,18 +10,11 @@ import { serveEngine } from './engine-server';
  * SIGINT/SIGTERM (or `signal`).
  */
 export async function engineServe(opts: EngineServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
-  const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  const kind = slotName(config.engine);
-  if (kind === 'vllm' || kind === 'sglang') {
-    throw new ClawGymError(ErrorCodes.USAGE, `engine serve serves an in-process engine, but the config's engine is "${kind}" (a client of a server)`, { hint: 'Point it at a config whose engine is the embedded model (e.g. the default clawgym.config.ts).' });
-  }
   const port = opts.port === undefined ? 0 : Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ClawGymError(ErrorCodes.USAGE, `--port must be a port number (0 picks a free one), not "${opts.port}"`);
-  const kernel = await createKernel(config);
-  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), {
-    // A policy of its own: this process serves; the trainer's weights arrive through the update routes.
-    runDir: resolve(config.rootDir, config.run.outDir, `engine-serve-${process.pid}`), seed: config.run.seed, rootDir: config.rootDir,
-  });
+  const { engine, kernel }: { engine: Engine; kernel?: { dispose(): Promise<void> } } = opts.tokenizer !== undefined
+    ? { engine: scriptedStandin({ tokenizer: opts.tokenizer, replies: opts.replies, contextLength: opts.contextLength }, io.cwd), kernel: undefined }
+    : await configEngine(opts, io.cwd);
   const server = await serveEngine(engine, { host: opts.host, port, servedModelName: opts.servedModelName, sglang: opts.sglang, vllmDiskTransfer: opts.vllmDiskTransfer, vllmWeightInfo: opts.vllmWeightInfo, sglangDeterministic: opts.sglangDeterministic });
   const stopped = untilStopped(io);
   io.out(`engine ${engine.name} (weights version ${engine.policyVersion()}) listening on ${server.url}\n` +
@@ -29,5 +23,20 @@ export async function engineServe(opts: EngineServeOptions, io: { out: (s: strin
   await stopped;
   await server.close();
   await engine.close?.();
-  await kernel.dispose();
+  await kernel?.dispose();
+}
+
+/** The config's in-process engine (the embedded model), in a policy folder of its own. */
+async function configEngine(opts: EngineServeOptions, cwd: string) {
+  const config = loadConfig({ cwd, configFile: opts.config });
+  const kind = slotName(config.engine);
+  if (kind === 'vllm' || kind === 'sglang') {
+    throw new ClawGymError(ErrorCodes.USAGE, `engine serve serves an in-process engine, but the config's engine is "${kind}" (a client of a server)`, { hint: 'Point it at a config whose engine is the embedded model (e.g. the default clawgym.config.ts), or serve a scripted stand-in with --tokenizer.' });
+  }
+  const kernel = await createKernel(config);
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), {
+    // A policy of its own: this process serves; the trainer's weights arrive through the update routes.
+    runDir: resolve(config.rootDir, config.run.outDir, `engine-serve-${process.pid}`), seed: config.run.seed, rootDir: config.rootDir,
+  });
+  return { engine, kernel };
 }
