@@ -9,7 +9,7 @@ export const OPENCLAW_COMPACTION_MARKER = 'You are a context summarization assis
 
 /**
  * What an OpenClaw request is for, read from requests recorded from the CLI (2026.9.6, fixtures in
- * core/src/proxy/__fixtures__/harness-requests):
+ * core/src/4-proxy/__fixtures__/harness-requests):
  * - `compaction`: when the context nears the model's window (the mid-turn precheck, or a
  *   context-overflow error), OpenClaw summarises the older history in chunks, then merges them;
  *   the agent then goes on from the summary (a rewritten history: a new line started by the

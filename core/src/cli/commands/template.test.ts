@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../main';
-import { parseWireRequest } from '../../proxy/wire';
+import { parseWireRequest } from '../../4-proxy/wire';
 import { recordedRequest } from '../../testing/request-capture';
-import { testModel, testModelDir } from '../../testing/test-models';
+import { testModel, testModelDir } from '@clawgym/model-hf/testing';
 
 async function cli(argv: string[], cwd: string) {
   let out = '';
@@ -67,7 +67,7 @@ describe('clawgym template', () => {
   });
 
   describe('--format gemini: a generateContent body, as Gemini CLI sends it', () => {
-    // Recorded from Gemini CLI 0.61.0 (core/src/proxy/__fixtures__/harness-requests/README.md).
+    // Recorded from Gemini CLI 0.61.0 (core/src/4-proxy/__fixtures__/harness-requests/README.md).
     const gemini = recordedRequest('gemini-cli-0.61.0-main');
     writeFileSync(join(dir, 'gemini.json'), JSON.stringify(gemini.body));
 
