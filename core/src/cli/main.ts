@@ -151,7 +151,7 @@ function runFolderCommands(program: Command, command: CommandMaker, io: CliIo): 
     .argument('[request]', 'a request body (JSON file; OpenAI Chat by default)')
     .requiredOption('-m, --model <folder>', 'the model\'s Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template)')
     .option('--parse <ids>', 'a JSON file of generated ids: print the message the harness would receive')
-    .addOption(new Option('--format <format>', 'wire format of the request').choices(['openai-chat', 'anthropic', 'openai-responses']).default('openai-chat'))
+    .addOption(new Option('--format <format>', 'wire format of the request').choices(['openai-chat', 'anthropic', 'openai-responses', 'gemini']).default('openai-chat'))
     .option('--kwargs <json>', 'template variables, e.g. \'{"enable_thinking": false}\'')
     .action(async (request: string | undefined, opts: TemplateCliOptions) => templateCommand(request, opts, io));
   command('report', 'write the HTML report of a run (plots, and every rollout: calls, tree, advantages, verdict), or of several overlaid')

@@ -13,7 +13,15 @@ describe('OpenClaw call classification, from recorded requests', () => {
     }
   });
 
-  it('the same request without tools (a summary or compaction helper) is a side call', () => {
+  it('its compaction summariser (merging the chunk summaries) is compaction; the agent going on from the summary is main', () => {
+    const compaction = parse('openclaw-2026.9.6-compaction');
+    expect(compaction.conversation.tools).toEqual([]);
+    expect(openClawHarness.classifyCall!(compaction.conversation, compaction.model, {})).toBe('compaction');
+    const after = parse('openclaw-2026.9.6-after-compaction');
+    expect(openClawHarness.classifyCall!(after.conversation, after.model, {})).toBe('main');
+  });
+
+  it('another request without tools is a side call', () => {
     const p = parse('openclaw-2026.9.6-call1');
     expect(openClawHarness.classifyCall!({ ...p.conversation, tools: [] }, p.model, {})).toBe('side');
   });

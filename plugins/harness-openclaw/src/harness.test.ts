@@ -19,11 +19,23 @@ describe('openclaw harness', () => {
     });
     const config = JSON.parse(sandbox.files.get('/home/agent/openclaw.json')!);
     expect(config.models.providers.p).toMatchObject({ baseUrl: 'http://127.0.0.1:4000/s/r-2/v1', apiKey: 'sk-oc', api: 'openai-completions' });
-    expect(config.agents.defaults.model.primary).toBe('p/m');
+    expect(config.agents.defaults).toEqual({ model: { primary: 'p/m' } });
     expect(sandbox.execs.at(-1)!.argv).toEqual([
       '/opt/node24/bin/node', '/opt/openclaw/openclaw.mjs', 'agent', 'exec', 'write b.txt',
       '--config', '/home/agent/openclaw.json', '--cwd', '/workspace', '--json', '--timeout', '90',
     ]);
+  });
+
+  it('passes its compaction settings and context window to OpenClaw', async () => {
+    const kernel = await createTestKernel({ plugins: [openclaw()] });
+    const sandbox = recordingSandbox();
+    await kernel.registry.get('harness', 'openclaw').run({
+      sandbox, endpoint, instruction: 'x', timeoutMs: 1000, signal: new AbortController().signal,
+      options: { contextWindow: 20_000, compaction: { midTurnPrecheck: { enabled: true } } },
+    });
+    const config = JSON.parse(sandbox.files.get('/home/agent/openclaw.json')!);
+    expect(config.agents.defaults.compaction).toEqual({ midTurnPrecheck: { enabled: true } });
+    expect(config.models.providers.p.models[0].contextWindow).toBe(20_000);
   });
 
   it('reads exit code 2 as OpenClaw\'s own timeout', async () => {

@@ -8,15 +8,22 @@ export const OpenClawOptions = z.strictObject({
   entry: z.string().default('openclaw'),
   /** OpenClaw's own request timeout. */
   requestTimeoutSeconds: z.number().int().positive().default(120),
+  /** The context window OpenClaw is told the model has (tokens); it compacts and caps replies by it. */
   contextWindow: z.number().int().positive().default(128_000),
   maxTokens: z.number().int().positive().default(8192),
+  /**
+   * OpenClaw's own `agents.defaults.compaction` settings, passed as they are (OpenClaw validates
+   * them), e.g. `{ midTurnPrecheck: { enabled: true } }` to compact between tool calls of one
+   * headless turn when the context nears `contextWindow`. Default: OpenClaw's own.
+   */
+  compaction: z.record(z.string(), z.unknown()).optional(),
 });
 export type OpenClawOptions = z.output<typeof OpenClawOptions>;
 
 /** OpenClaw's per-rollout config: one provider (`p`), one model (`m`), at the proxy session. */
 export function openClawConfig(endpoint: HarnessRunContext['endpoint'], options: OpenClawOptions) {
   return {
-    agents: { defaults: { model: { primary: 'p/m' } } },
+    agents: { defaults: { model: { primary: 'p/m' }, ...(options.compaction ? { compaction: options.compaction } : {}) } },
     models: {
       mode: 'replace',
       providers: {

@@ -2,6 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../main';
+import { parseWireRequest } from '../../4-proxy/wire';
+import { recordedRequest } from '../../testing/request-capture';
 import { testModel, testModelDir } from '@clawgym/model-hf/testing';
 
 async function cli(argv: string[], cwd: string) {
@@ -62,6 +64,53 @@ describe('clawgym template', () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain('bad.json is not an openai-chat request the proxy accepts:');
     expect(r.err).not.toContain('unexpected error');
+  });
+
+  describe('--format gemini: a generateContent body, as Gemini CLI sends it', () => {
+    // Recorded from Gemini CLI 0.61.0 (core/src/4-proxy/__fixtures__/harness-requests/README.md).
+    const gemini = recordedRequest('gemini-cli-0.61.0-main');
+    writeFileSync(join(dir, 'gemini.json'), JSON.stringify(gemini.body));
+
+    it('renders its systemInstruction, contents and functionDeclarations as the proxy does', async () => {
+      const r = await cli(['template', '--model', testModelDir('qwen3'), '--format', 'gemini', 'gemini.json'], dir);
+      expect(r).toMatchObject({ code: 0, err: '' });
+      const { text, ids } = JSON.parse(r.out) as { text: string; ids: number[] };
+      expect(text.startsWith('<|im_start|>system\nYou are Gemini CLI, an autonomous CLI agent')).toBe(true);
+      expect(text).toContain('"name": "write_file"');
+      // The user turn's two text parts are one message, joined by a newline.
+      expect(text.endsWith('</session_context>\nCreate hello.txt containing hi<|im_end|>\n<|im_start|>assistant\n')).toBe(true);
+      const { chatTemplate } = testModel('qwen3');
+      expect(ids).toEqual(Array.from(chatTemplate.renderPrompt(parseWireRequest('gemini-generate-content', gemini.body).conversation).ids));
+    });
+
+    it('takes the contents alone (a JSON array)', async () => {
+      writeFileSync(join(dir, 'contents.json'), JSON.stringify([{ role: 'user', parts: [{ text: 'hi' }] }]));
+      const r = await cli(['template', '--model', testModelDir('qwen3'), '--format', 'gemini', 'contents.json'], dir);
+      expect(r).toMatchObject({ code: 0, err: '' });
+      expect(JSON.parse(r.out).text).toBe('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+    });
+
+    it('--parse answers a GenerateContentResponse with the function call', async () => {
+      const { tokenizer } = testModel('qwen3');
+      const ids = tokenizer.encodeMarkup('<think>\nshort\n</think>\n\nOn it.\n<tool_call>\n{"name": "write_file", "arguments": {"file_path": "hello.txt", "content": "hi"}}\n</tool_call><|im_end|>');
+      writeFileSync(join(dir, 'gemini-ids.json'), JSON.stringify(Array.from(ids)));
+      const r = await cli(['template', '--model', testModelDir('qwen3'), '--format', 'gemini', 'gemini.json', '--parse', 'gemini-ids.json'], dir);
+      expect(r).toMatchObject({ code: 0, err: '' });
+      const reply = JSON.parse(r.out) as { candidates: { content: { role: string; parts: Record<string, unknown>[] }; finishReason: string }[] };
+      expect(reply.candidates[0]!.finishReason).toBe('STOP');
+      expect(reply.candidates[0]!.content.role).toBe('model');
+      expect(reply.candidates[0]!.content.parts).toEqual([
+        { text: 'short', thought: true }, { text: 'On it.' },
+        { functionCall: expect.objectContaining({ name: 'write_file', args: { file_path: 'hello.txt', content: 'hi' } }) },
+      ]);
+    });
+
+    it('refuses an OpenAI Chat body, saying what a Gemini body holds', async () => {
+      const r = await cli(['template', '--model', testModelDir('qwen3'), '--format', 'gemini', 'request.json'], dir);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("request.json is not a gemini-generate-content request the proxy accepts: 'contents' is required");
+      expect(r.err).toContain('Gemini generateContent: contents, systemInstruction, tools');
+    });
   });
 
   it('says what a model folder lacks', async () => {
