@@ -25,6 +25,7 @@ command -v openssl >/dev/null || need+=(openssl)                      # certific
 { [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null; } || need+=(openssh-server) # the ssh:// Docker host test's own sshd
 command -v chromium >/dev/null || need+=(chromium)                    # the report's browser tests
 command -v perl >/dev/null || need+=(perl-base)                       # the local sandbox's holder
+command -v debootstrap >/dev/null || need+=(debootstrap)               # the OpenClaw image's root filesystem (scripts/openclaw-image.sh)
 [ -x /usr/bin/python3 ] || need+=(python3)                            # ClawGym-Task's reward.sh, its reference grader, PinchBench's grade()
 # The TensorBoard reporter test reads event files with Google's protobuf runtime and crcmod, and
 # the template goldens render with Debian's jinja2: independent readers, not our code.
@@ -55,5 +56,13 @@ if [ -n "$missing_root" ]; then
   printf '  %s\n' "$missing_root" >&2
   log "then run the same command again (the sandbox, Docker and end-to-end tests need root for namespaces)."
   exit 1
+fi
+# The OpenClaw image's root filesystem (the local sandbox's rootfs test, the paper example):
+# built once from Debian's packages with the CLIs just installed, then cached.
+if [ "$(id -u)" = 0 ]; then
+  log "the OpenClaw root filesystem (scripts/openclaw-image.sh; minutes the first time, cached after)"
+  HARNESSES_FROM="$PWD/.harnesses" bash scripts/openclaw-image.sh >/dev/null
+else
+  log "not root: the OpenClaw root filesystem is not built (debootstrap needs root); its test skips"
 fi
 log "ready: npm test"
