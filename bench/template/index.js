@@ -14,7 +14,7 @@ const { TokenizerLoader } = require('@lenml/tokenizers');
 const { callsOf, loopByKind, loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, grow, pct, ms, agent } = require('./load.js');
 
 const root = join(__dirname, '..', '..');
-const fixtures = join(root, 'core', 'src', 'model', '__fixtures__');
+const fixtures = join(root, 'plugins', 'model-hf', 'src', '__fixtures__');
 const models = new Map();
 const model = (name, kwargs) => {
   const key = `${name}${JSON.stringify(kwargs ?? {})}`;
