@@ -60,7 +60,15 @@ async function measure(label, template) {
   }
 }
 
+async function stageTables() {
+  const { stages, print } = require('./stages');
+  const byte = print('byte-level', await stages(body(0), undefined));
+  const qwen = print('qwen3', await stages(body(0), testModel('qwen3')));
+  console.log(`RESULT proxy-memory stages=1 byte_stage_peak_per_body=${byte.peak.toFixed(2)} byte_stage_peak_rss_per_body=${byte.rss.toFixed(2)} byte_kept_per_body=${byte.kept.toFixed(2)} qwen3_stage_peak_per_body=${qwen.peak.toFixed(2)} qwen3_stage_peak_rss_per_body=${qwen.rss.toFixed(2)} qwen3_kept_per_body=${qwen.kept.toFixed(2)}`);
+}
+
 (async () => {
+  if (process.argv.includes('--stages')) { await stageTables(); return; }
   const byte = await measure('byte-level', undefined);
   const qwen = await measure('qwen3', testModel('qwen3'));
   console.log(`RESULT proxy-memory byte_peak_per_body=${byte.perBody.toFixed(2)} byte_ids_per_body=${byte.idsPerBody.toFixed(2)} qwen3_peak_per_body=${qwen.perBody.toFixed(2)} qwen3_ids_per_body=${qwen.idsPerBody.toFixed(2)} byte_s=${byte.seconds.toFixed(1)} qwen3_s=${qwen.seconds.toFixed(1)}`);
