@@ -126,7 +126,14 @@ function print(label, { rows, bytes, ids }) {
   console.log(`\n${label}: one body of ${(bytes / 1e6).toFixed(1)} MB, ${(ids / 1e6).toFixed(2)}M prompt ids (${(ids * 4 / bytes).toFixed(2)}x the body at 4 bytes an id)`);
   console.log(`${'stage'.padEnd(48)} ${'allocated'.padStart(9)} ${'live after'.padStart(10)} ${'peak'.padStart(6)} ${'peak RSS'.padStart(8)}   (x the body)`);
   for (const r of rows) console.log(`${r.name.padEnd(48)} ${r.allocated.toFixed(2).padStart(9)} ${r.live.toFixed(2).padStart(10)} ${r.peak.toFixed(2).padStart(6)} ${r.rss.toFixed(2).padStart(8)}`);
-  return { peak: Math.max(...rows.map((r) => r.peak)), rss: Math.max(...rows.map((r) => r.rss)), kept: rows.find((r) => r.name.startsWith('response sent')).live };
+  // A stage's transient: its high-water mark over what was live before it and what is live after it.
+  let transient = 0;
+  let transientStage = '';
+  rows.forEach((r, i) => {
+    const t = r.peak - Math.max(i ? rows[i - 1].live : 0, r.live);
+    if (t > transient) { transient = t; transientStage = r.name; }
+  });
+  return { peak: Math.max(...rows.map((r) => r.peak)), rss: Math.max(...rows.map((r) => r.rss)), kept: rows.find((r) => r.name.startsWith('response sent')).live, transient, transientStage };
 }
 
 module.exports = { stages, print };

@@ -17,3 +17,24 @@ describe('keyMatches', () => {
     expect(keyMatches('é', 'é')).toBe(true);
   });
 });
+
+describe('Sessions.close', () => {
+  it('drops what the session held for its next request: the ledger, the last body and the last conversation', async () => {
+    const { byteChatMl } = await import('../engine/byte-chatml');
+    const { Sessions } = await import('./sessions');
+    const { anthropicMessages } = await import('./wire/anthropic');
+    const sessions = new Sessions(byteChatMl().chatTemplate);
+    const s = sessions.open('r1');
+    const body = Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'a tool result' }] }));
+    const parsed = anthropicMessages.parse(s.json.parse(body, anthropicMessages.historyKey), s.parsed);
+    s.checked = parsed.conversation.messages;
+    const held = { ledger: s.ledger, json: s.json, parsed: s.parsed };
+    await sessions.close('r1');
+    expect(s.closed).toBe(true);
+    expect(s.ledger).not.toBe(held.ledger);
+    expect(s.json).not.toBe(held.json);
+    // The wire adapter's memo held the last request's messages (a 30 MB tool result, for every closed session).
+    expect(s.parsed).not.toBe(held.parsed);
+    expect(s.checked).toEqual([]);
+  });
+});
