@@ -1,4 +1,6 @@
-import { keyMatches } from './sessions';
+import { byteChatMl } from '../engine/byte-chatml';
+import { keyMatches, Sessions } from './sessions';
+import { anthropicMessages } from './wire/anthropic';
 
 describe('keyMatches', () => {
   const key = 'a3f09c1d5e7b2846a3f09c1d5e7b2846';
@@ -20,9 +22,6 @@ describe('keyMatches', () => {
 
 describe('Sessions.close', () => {
   it('drops what the session held for its next request: the ledger, the last body and the last conversation', async () => {
-    const { byteChatMl } = await import('../engine/byte-chatml');
-    const { Sessions } = await import('./sessions');
-    const { anthropicMessages } = await import('./wire/anthropic');
     const sessions = new Sessions(byteChatMl().chatTemplate);
     const s = sessions.open('r1');
     const body = Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'a tool result' }] }));
