@@ -20,6 +20,9 @@ export function discardRest(req: IncomingMessage, timeoutMs: number): void {
   req.resume();
 }
 
+/** A body timer firing this much late or more means the event loop was held (by the proxy's own work). */
+const BUSY_MS = 50;
+
 /**
  * The body, in one buffer of the declared length where there is one (no chunks plus their
  * concatenation: one copy of the body, not two). A declared length over the limit is refused
@@ -40,10 +43,18 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
     let size = 0;
     let settled = false;
     const fail = (err: WireError) => { settled = true; clearTimeout(timer); chunks.length = 0; discardRest(req, timeoutMs); reject(err); };
-    const timer = setTimeout(() => {
+    // The time the proxy itself was busy is not the client's: while another request's long
+    // tokenization held the event loop, nothing was read, and the timer fires late, before the
+    // socket's waiting data is read. A timer that fired late gives that time back.
+    let due = performance.now() + timeoutMs;
+    const expire = () => {
       if (settled) return;
+      const now = performance.now();
+      const late = now - due;
+      if (late > BUSY_MS) { due = now + late; timer = setTimeout(expire, late); timer.unref(); return; }
       fail(new WireError(408, 'invalid_request', `the request body did not arrive within ${timeoutMs} ms (${size} of ${declared ?? 'unknown'} bytes)`));
-    }, timeoutMs);
+    };
+    let timer = setTimeout(expire, timeoutMs);
     timer.unref();
     req.on('data', (c: Buffer) => {
       if (settled) return;
