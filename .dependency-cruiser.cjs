@@ -14,8 +14,11 @@ const LAYERS = [
   // The kernel holds the container, hooks and registry; concrete providers are registered by the
   // composition root (builtins.ts, run/), so it knows none of the stages.
   ['kernel', 'kernel/'],
-  ['stages', 'engine/', 'model/', 'tree/', 'train/', 'kernels/', 'sandbox/', 'tasks/', 'proxy/', 'fingerprint/', 'tinker/', 'harness-helpers.ts'],
-  ['rollout', 'rollout/'],
+  // The RL step's stages, numbered in the order a rollout meets them (the folders list in that order).
+  ['stages', '1-tasks/', '2-sandbox/', '3-harness/', '4-proxy/', '7-tree/', '8-advantage/', '9-train/'],
+  // The records a rollout's calls leave (their store is a service of the run's container) and
+  // one rollout: a sandbox, the harness, the proxy and the verifier put together.
+  ['rollout', '5-records/', '6-rollout/'],
   ['eval-and-report', 'eval/', 'report/'],
   ['builtins', 'builtins.ts'],
   ['run', 'run/'],

@@ -1,5 +1,5 @@
 /**
- * Writes core/src/model/__fixtures__/template-cases.json: the conversations the golden renders
+ * Writes plugins/model-hf/src/__fixtures__/template-cases.json: the conversations the golden renders
  * are made from (scripts/template-goldens.py renders them with Python's jinja2). Run with
  * `npx jiti scripts/template-cases.ts`, then `/usr/bin/python3 scripts/template-goldens.py`.
  *
@@ -9,14 +9,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanonicalConversation } from '../core/src/contracts/messages';
-import { templateTools, toTemplateMessages } from '../core/src/model/template-messages';
-import { anthropicMessages } from '../core/src/proxy/wire/anthropic';
-import { openAiChat } from '../core/src/proxy/wire/openai-chat';
-import { openAiResponses } from '../core/src/proxy/wire/openai-responses';
-import type { WireAdapter } from '../core/src/proxy/wire/types';
+import { templateTools, toTemplateMessages } from '../plugins/model-hf/src/template-messages';
+import { anthropicMessages } from '../core/src/4-proxy/wire/anthropic';
+import { openAiChat } from '../core/src/4-proxy/wire/openai-chat';
+import { openAiResponses } from '../core/src/4-proxy/wire/openai-responses';
+import type { WireAdapter } from '../core/src/4-proxy/wire/types';
 
 const root = join(__dirname, '..');
-const fixtures = join(root, 'core/src/proxy/__fixtures__/harness-requests');
+const fixtures = join(root, 'core/src/4-proxy/__fixtures__/harness-requests');
 const TOOL_FAMILIES = ['qwen3', 'deepseek_v3'];
 const ALL = ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'];
 
@@ -143,6 +143,6 @@ push('look-alikes-the-template-inspects', {
   ],
 }, ALL);
 
-const out = join(root, 'core/src/model/__fixtures__/template-cases.json');
+const out = join(root, 'plugins/model-hf/src/__fixtures__/template-cases.json');
 writeFileSync(out, `${JSON.stringify(cases, null, 1)}\n`);
 console.log(`wrote ${cases.length} cases to ${out}`);

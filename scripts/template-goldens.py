@@ -23,7 +23,7 @@ from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-FIXTURES = os.path.join(ROOT, 'core', 'src', 'model', '__fixtures__')
+FIXTURES = os.path.join(ROOT, 'plugins', 'model-hf', 'src', '__fixtures__')
 # strftime_now is pinned so goldens do not change with the day they are made on.
 NOW = datetime(2026, 7, 26, 9, 5, 3)
 SPECIAL_KEYS = ['bos_token', 'eos_token', 'unk_token', 'pad_token', 'sep_token', 'cls_token', 'mask_token']

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { byteChatMl, createTokenIdEngine, defineConfig, definePlugin, z } from '@clawgym/core';
+import { byteChatMl, defineConfig, definePlugin, z } from '@clawgym/core';
+import { createTokenIdEngine } from '@clawgym/engine-vllm';
 import { CompactTemplate } from '@clawgym/engine-embedded';
 import base from '../../clawgym.config';
 

@@ -12,7 +12,7 @@ const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { ServingProxy, CallStore, ScriptedEngine } = require('../../core/dist/index.js');
-const { testModel } = require('../../core/dist/testing/index.js');
+const { testModel } = require('../../plugins/model-hf/dist/testing/index.js');
 
 const BODIES = 3;
 

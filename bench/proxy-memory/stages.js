@@ -12,11 +12,11 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { CallStore, ScriptedEngine } = require('../../core/dist/index.js');
-const { Sessions } = require('../../core/dist/proxy/sessions.js');
-const { anthropicMessages } = require('../../core/dist/proxy/wire/anthropic.js');
-const { checkArgumentsDepth } = require('../../core/dist/proxy/json-depth.js');
-const { validateSampling } = require('../../core/dist/proxy/sampling.js');
-const { drainTokens } = require('../../core/dist/proxy/generate.js');
+const { Sessions } = require('../../core/dist/4-proxy/sessions.js');
+const { anthropicMessages } = require('../../core/dist/4-proxy/wire/anthropic.js');
+const { checkArgumentsDepth } = require('../../core/dist/4-proxy/json-depth.js');
+const { validateSampling } = require('../../core/dist/4-proxy/sampling.js');
+const { drainTokens } = require('../../core/dist/4-proxy/generate.js');
 
 const gc = global.gc;
 if (!gc) throw new Error('run with --expose-gc (npm run bench:proxy-memory -- --stages)');

@@ -1,8 +1,10 @@
 'use strict';
-// bench/template/compare.js — two builds of core under bench:template's open-loop load, with the
-// bare node:http server beside them: `node bench/template/compare.js <dir>` compares the build in
-// <dir> (a copy of core/dist made before a change: `cp -r core/dist core/dist-before`; keep it
-// inside core/ so its requires resolve) with core/dist.
+// bench/template/compare.js — two builds of the prompt path under bench:template's open-loop load,
+// with the bare node:http server beside them: `node bench/template/compare.js <dir>` compares the
+// build in <dir> with the current one. <dir> is a copy made before a change of either core's
+// build (`cp -r core/dist core/dist-before`: the proxy) or @clawgym/model-hf's
+// (`cp -r plugins/model-hf/dist plugins/model-hf/dist-before`: tokenizer and templates); keep it
+// beside the original so its requires resolve. The other package is the current build in both.
 //
 // Why: on this shared machine the p50 of one bench:template run moves by ±0.05 in ratio
 // (±50–100 µs) from run to run, and even between two 6 s phases of one run, more than most
@@ -25,14 +27,16 @@ const { join, resolve } = require('node:path');
 const root = join(__dirname, '..', '..');
 const dir = process.argv[2];
 if (!dir) {
-  console.error('usage: node bench/template/compare.js <core build dir>   (e.g. core/dist-before, a copy of core/dist made before the change)');
+  console.error('usage: node bench/template/compare.js <build dir>   (a copy of core/dist or plugins/model-hf/dist made before the change, e.g. core/dist-before)');
   process.exit(2);
 }
 
 /** One comparison in this process, the proxy of `first` ('before' or 'after') made first. */
 async function compare(first) {
   const libs = {};
-  for (const k of first === 'before' ? ['before', 'after'] : ['after', 'before']) libs[k] = require(k === 'before' ? join(resolve(dir), 'index.js') : join(root, 'core', 'dist', 'index.js'));
+  const current = { ...require(join(root, 'core', 'dist', 'index.js')), ...require(join(root, 'plugins', 'model-hf', 'dist', 'index.js')) };
+  // The copy replaces what its package exports; the other package stays the current build.
+  for (const k of first === 'before' ? ['before', 'after'] : ['after', 'before']) libs[k] = k === 'before' ? { ...current, ...require(join(resolve(dir), 'index.js')) } : current;
   const { modelDir, NOW, nullEngineProxy, answerBytes, bareServer, loadApart, pct } = require('./load.js');
   const perToken = { before: process.env.PER_TOKEN_BEFORE === '1' || undefined, after: undefined };
   const proxies = {};

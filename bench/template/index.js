@@ -8,7 +8,8 @@ const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const core = require('../../core/dist/index.js');
-const { TitoLedger, loadChatModel, loadModelFolder, HfTokenizer } = core;
+const { TitoLedger } = core;
+const { loadChatModel, loadModelFolder, HfTokenizer } = require('../../plugins/model-hf/dist/index.js');
 const { TokenizerLoader } = require('@lenml/tokenizers');
 const { callsOf, loopByKind, loadApart, PER_TOKEN, modelDir, NOW, nullEngineProxy, answerBytes, bareServer, HARNESS_TOOLS, SYSTEM, grow, pct, ms, agent } = require('./load.js');
 

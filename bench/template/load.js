@@ -17,7 +17,7 @@ const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
 /** OpenClaw's recorded first request: its system prompt and tools (a harness-shaped conversation start). */
-const openclaw = JSON.parse(readFileSync(join(root, 'core', 'src', 'proxy', '__fixtures__', 'harness-requests', 'openclaw-call1.json'), 'utf8'));
+const openclaw = JSON.parse(readFileSync(join(root, 'core', 'src', '4-proxy', '__fixtures__', 'harness-requests', 'openclaw-call1.json'), 'utf8'));
 const HARNESS_TOOLS = openclaw.tools;
 const SYSTEM = openclaw.messages.find((m) => m.role === 'system')?.content ?? 'You are an agent.';
 

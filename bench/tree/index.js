@@ -2,7 +2,7 @@
 // bench:tree — prefix-tree build throughput for 1,000 rollouts x 50 calls with a history growing to
 // ~30k tokens; time per new token late vs early in the history (linear, not quadratic); and the
 // training-token reduction of the tree against one sample per call, on the call records recorded
-// from the real harness CLIs (core/src/tree/__fixtures__/harness-calls) and on the synthetic ones.
+// from the real harness CLIs (core/src/7-tree/__fixtures__/harness-calls) and on the synthetic ones.
 const { join } = require('node:path');
 const { readdirSync } = require('node:fs');
 const { buildTree, applyFilters, CallStore, byteChatMl, Rng } = require('../../core/dist/index.js');
@@ -79,7 +79,7 @@ async function main() {
   }
   const lateVsEarly = (late / lateTok) / (early / earlyTok);
   // 3) Dedup on the records recorded from the real harness CLIs.
-  const dir = join(__dirname, '..', '..', 'core', 'src', 'tree', '__fixtures__', 'harness-calls');
+  const dir = join(__dirname, '..', '..', 'core', 'src', '7-tree', '__fixtures__', 'harness-calls');
   let harnessPerCall = 0; let harnessTree = 0;
   for (const f of readdirSync(dir)) {
     const records = await new CallStore(dir).read(f.replace(/\.jsonl$/, ''));

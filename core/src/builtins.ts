@@ -4,19 +4,15 @@ import type { SandboxProvider } from './contracts/sandbox';
 import { onPath } from './util/which';
 import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
-import { ScriptedEngine, type ScriptedTurn } from './engine/scripted';
-import { createTokenIdEngine } from './engine/token-id-client';
-import { tinkerEngineProvider } from './tinker/engine';
-import { tinkerTrainerProvider } from './tinker/trainer';
-import { localSandboxProvider, type LocalSandboxOptions } from './sandbox/local';
-import { detectMachine } from './sandbox/machine';
+import { ScriptedEngine, type ScriptedTurn } from './4-proxy/engine/scripted';
+import { localSandboxProvider, type LocalSandboxOptions } from './2-sandbox/local';
+import { detectMachine } from './2-sandbox/machine';
 import { htmlReporter } from './report/reporters';
 import { tensorboardReporter } from './report/tensorboard/reporter';
-import { clippedTisLoss } from './train/policy-loss';
+import { clippedTisLoss } from './9-train/policy-loss';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
 import { ClawGymError, ErrorCodes } from './errors';
-import { loadChatModel } from './model/load';
 
 const Turn = z.strictObject({
   text: z.string().optional(),
@@ -36,50 +32,6 @@ const scripted: EngineProvider = {
     return new ScriptedEngine(({ callIndex }) => replies[Math.min(callIndex, replies.length - 1)] as ScriptedTurn);
   },
 };
-
-const TokenIdOptions = z.strictObject({
-  baseUrl: z.url().optional(),
-  /** Several servers of the model: rollouts spread over them (each sticks to one); weights reach every one. */
-  replicas: z.array(z.url()).min(1).optional(),
-  /** vLLM LoRA adapters are served as `<loraPrefix>-v<version>`. */
-  loraPrefix: z.string().regex(/^[\w.-]+$/).optional(),
-  syncRetries: z.number().int().min(0).optional(),
-  syncBackoffMs: z.number().int().positive().optional(),
-  probeIntervalMs: z.number().int().positive().optional(),
-  model: z.string(),
-  apiKey: z.string().optional(),
-  requestTimeoutMs: z.number().int().positive().optional(),
-  /** The server's context (vLLM's max_model_len): the proxy refuses longer prompts itself. Default: config.json's. */
-  contextLength: z.number().int().positive().optional(),
-  /** The served model's Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template). */
-  tokenizer: z.string().min(1),
-  /** What the server's logprobs are (default: the server's own: vLLM `raw`, SGLang `processed`; see TokenIdEngineOptions.logprobs). */
-  logprobs: z.enum(['processed', 'raw']).optional(),
-  /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
-  templateKwargs: z.record(z.string(), z.unknown()).optional(),
-  /** vLLM built with the disk weight-transfer backend (unreleased PR #52152): full weights load from the published folder. */
-  vllmFullWeights: z.literal('disk').optional(),
-});
-
-/**
- * vLLM or SGLang over HTTP with token ids in and out, prompts rendered with the served model's
- * own tokenizer and chat template (`options.tokenizer`: its Hugging Face folder).
- */
-const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
-  name: flavor,
-  async create(options, ctx) {
-    if (typeof options.tokenizer !== 'string' || !options.tokenizer) {
-      // Ids from any other tokenizer would mean nothing to the served model: refuse, and say what to pass.
-      throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `engine "${flavor}" needs engine.options.tokenizer: the folder with the served model's tokenizer.json and chat template`, {
-        hint: `e.g. engine: { use: '${flavor}', options: { baseUrl: 'http://127.0.0.1:8000', model: 'Qwen/Qwen3-8B', tokenizer: './models/qwen3-8b' } } — ` +
-          'the folder `huggingface-cli download <model> --include "*.json" "*.jinja" --local-dir <folder>` writes',
-      });
-    }
-    const { tokenizer: folder, templateKwargs, ...o } = parseWithSchema(TokenIdOptions, options, `options of engine "${flavor}"`);
-    const model = loadChatModel(folder, { rootDir: ctx.rootDir, templateKwargs });
-    return createTokenIdEngine({ flavor, ...o, contextLength: o.contextLength ?? model.contextLength, tokenizer: model.tokenizer, chatTemplate: model.chatTemplate });
-  },
-});
 
 /**
  * The local sandbox with its self-check: it isolates with bubblewrap and, without it, refuses
@@ -120,8 +72,7 @@ const LocalSandboxOptionsSchema = z.strictObject({
 });
 
 /**
- * What ships with core, loaded into every kernel like any plugin: the scripted, vLLM and SGLang
- * engines, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the
+ * What ships with core, loaded into every kernel like any plugin: the scripted engine, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the
  * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
  * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
@@ -130,10 +81,6 @@ export const builtins = definePlugin({
   options: z.strictObject({ localSandbox: LocalSandboxOptionsSchema.optional() }),
   apply(api, options) {
     api.provide.engine(scripted);
-    api.provide.engine(tokenIdProvider('vllm'));
-    api.provide.engine(tokenIdProvider('sglang'));
-    api.provide.engine(tinkerEngineProvider);
-    api.provide.trainer(tinkerTrainerProvider);
     api.provide.sandbox(checkedLocalSandbox({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
     api.provide.reporter(tensorboardReporter());
     api.provide.reporter(htmlReporter);

@@ -114,6 +114,7 @@ function servingCommands(program: Command, command: CommandMaker, io: CliIo): vo
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '0')
     .option('--served-model-name <name>', 'the model name vLLM clients send (default: the engine\'s name)')
+    .option('--sglang-deterministic', 'as SGLang with --enable-deterministic-inference: sampling_params.sampling_seed seeds the sampling (ignored otherwise); /get_server_info says which')
     .addOption(new Option('--sglang <behaviour>', 'which SGLang to reproduce: 0025436e (pause_generation takes no body and aborts everything in flight) or modes (pause modes, /model_info)').choices(['0025436e', 'modes']).default('0025436e'))
     .option('--vllm-disk-transfer', 'serve vLLM\'s weight-transfer routes with the disk backend (only in the unreleased PR #52152)')
     .option('--no-vllm-weight-info', 'answer 404 at /weight_info, as vLLM before PR #49040')

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { ScriptContext, ScriptedTurn } from '../engine/scripted';
-import { CallStore } from '../rollout/call-store';
+import type { ScriptContext, ScriptedTurn } from '../4-proxy/engine/scripted';
+import { CallStore } from '../5-records/call-store';
 import { startScriptedProxy } from '../testing';
-import { titoStats, titoSummary } from '../rollout/tito-stats';
+import { titoStats, titoSummary } from '../5-records/tito-stats';
 import { serve } from './commands/serve';
 import { main } from './main';
 

@@ -18,11 +18,23 @@ export interface Datum {
 }
 
 /**
- * How a backend's `forward_backward` reduces weighted per-token losses (see `tinker/backends.ts`):
+ * How a backend's `forward_backward` reduces weighted per-token losses (a Tinker-API backend's is in `@clawgym/engine-tinker`):
  * `sum` over all tokens; `token_mean`, that sum over Σ weight of the call; `sequence_mean`, per
  * datum Σ w·loss / Σ w, then the mean over the datums accumulated before `optim_step`.
  */
 export type LossReduction = 'sum' | 'token_mean' | 'sequence_mean';
+
+/**
+ * The reductions a trainer backend's `forward_backward` may apply:
+ * - `sum`: Σ over datums and tokens of weight · loss (hosted Tinker; SkyRL FSDP/Megatron, whose
+ *   Tinker path sums: `reduce_loss` in skyrl/backends/skyrl_train/utils/ppo_utils.py; their
+ *   `loss_reduction` setting belongs to SkyRL's own trainer loop, not the Tinker server);
+ * - `token_mean`: that sum divided by Σ weight over the whole `forward_backward` call;
+ * - `sequence_mean`: per datum Σ weight · loss / Σ weight, then the mean over every datum
+ *   accumulated before `optim_step` (SkyRL JAX: skyrl/backends/jax.py `per_seq_loss`, gradients
+ *   divided by the accumulated count).
+ */
+export const LOSS_REDUCTIONS: readonly LossReduction[] = ['sum', 'token_mean', 'sequence_mean'];
 
 /** Losses of `forward_backward`, as the Tinker API names them. */
 export type DatumLoss = 'cross_entropy' | 'importance_sampling' | 'ppo';

@@ -189,3 +189,20 @@ export interface EngineProvider {
   readonly name: string;
   create(options: Record<string, unknown>, ctx: ProviderContext): Promise<Engine>;
 }
+
+/** A model folder loaded by a model-support package (`@clawgym/model-hf`): its tokenizer and chat template. */
+export interface FolderChatModel {
+  tokenizer: Tokenizer;
+  /** The template, which also shows a first prompt as text (`clawgym template`). */
+  chatTemplate: ChatTemplate & { renderPrompt(conversation: CanonicalConversation): { text: string; ids: TokenIds } };
+  /** The model's context, when the folder says. */
+  contextLength?: number;
+}
+
+/**
+ * What core's commands need of a model-support package (`@clawgym/model-hf` exports it): load a
+ * model folder. Core loads the package only where a command reads ids with a model's tokenizer.
+ */
+export interface ModelSupport {
+  loadChatModel(dir: string, options?: { rootDir?: string; templateKwargs?: Record<string, unknown>; now?: () => Date }): FolderChatModel;
+}

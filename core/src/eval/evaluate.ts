@@ -5,8 +5,8 @@ import type { Harness } from '../contracts/harness';
 import type { OracleTurn, Task } from '../contracts/task';
 import type { DependencyContainer } from 'tsyringe';
 import type { InfraClass } from '../contracts/tree';
-import { ServiceTokens as Tokens } from '../rollout/tokens';
-import type { RolloutJob, RolloutReport } from '../rollout/runner';
+import { ServiceTokens as Tokens } from '../6-rollout/tokens';
+import type { RolloutJob, RolloutReport } from '../6-rollout/runner';
 import { countStart } from '../util/starts';
 import { oracleOf } from './oracle';
 

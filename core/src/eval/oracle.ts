@@ -1,6 +1,6 @@
 import type { OracleTurn, Task } from '../contracts/task';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
-import { ScriptedEngine } from '../engine/scripted';
+import { ScriptedEngine } from '../4-proxy/engine/scripted';
 
 /** A task's oracle turns, made if the task builds them asynchronously. */
 export async function oracleOf(task: Task): Promise<OracleTurn[] | undefined> {

@@ -1,7 +1,8 @@
 import type { ResolvedConfig } from '../config/schema';
 import type { Logger, PluginKind, ProvidedKinds } from '../contracts/plugin';
 import type { Kernel } from './kernel';
-import { findPluginPackage, loadPluginFromPackage } from './resolve';
+import { discoverPluginPackages } from './discover';
+import { findPluginPackage, loadPluginFromPackage, type PluginPackage } from './resolve';
 import { isPlugin } from '../contracts/plugin';
 
 /** A slot value from the config: a provider name, or `{ use, options }`. */
@@ -23,6 +24,20 @@ export function trainerOptions(config: Pick<ResolvedConfig, 'engine' | 'trainer'
   return Object.keys(own).length === 0 && slotName(config.trainer) === slotName(config.engine) ? slotOptions(config.engine) : own;
 }
 
+/**
+ * The package of a plugin name: by its name's candidates, else an installed plugin package that
+ * declares it under `clawgym.provides` (one package may provide several engines).
+ */
+function packageOf(name: string, fromDir: string, kind?: PluginKind): PluginPackage {
+  try {
+    return findPluginPackage(name, fromDir, kind);
+  } catch (err) {
+    const declaring = kind && discoverPluginPackages(fromDir).find((p) => p.provides[kind]?.includes(name));
+    if (declaring) return declaring;
+    throw err;
+  }
+}
+
 /** Load one plugin reference from the config (object, name or `[name, options]`) into the kernel. */
 export async function usePluginRef(kernel: Kernel, ref: ResolvedConfig['plugins'][number], kind?: PluginKind): Promise<void> {
   if (isPlugin(ref)) {
@@ -30,7 +45,7 @@ export async function usePluginRef(kernel: Kernel, ref: ResolvedConfig['plugins'
     return;
   }
   const [name, options] = typeof ref === 'string' ? [ref, undefined] : ref;
-  const pkg = findPluginPackage(name, kernel.config.rootDir, kind);
+  const pkg = packageOf(name, kernel.config.rootDir, kind);
   const plugin = loadPluginFromPackage(pkg, options);
   await kernel.use(plugin, { packageName: pkg.packageName, version: pkg.version, packageRange: pkg.coreRange });
 }

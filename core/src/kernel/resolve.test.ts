@@ -89,6 +89,17 @@ describe('plugin resolution', () => {
     expect((await provider(kernel, 'algorithm', kernel.config.algorithm)).name).toBe('fancy');
   });
 
+  it('loads a provider a package declares under clawgym.provides when no candidate package has its name', async () => {
+    const dir = project();
+    // One package providing two names, as @clawgym/engine-vllm provides `vllm` and `sglang`.
+    fakePackage(dir, '@clawgym/algo-pair', 'second', { clawgym: { provides: { algorithm: ['first', 'second'] } } });
+    const kernel = await createKernel(resolveConfig({ algorithm: 'second' }, { rootDir: dir }));
+    expect((await provider(kernel, 'algorithm', kernel.config.algorithm)).name).toBe('second');
+    expect(kernel.registry.entries('algorithm').find((e) => e.name === 'second')?.origin?.packageName).toBe('@clawgym/algo-pair');
+    // Declared for another kind only: not found, with every candidate in the error.
+    await expect(provider(kernel, 'reporter', 'second')).rejects.toThrow(/cannot find plugin "second" \(a reporter\)/);
+  });
+
   it('refuses a package whose peer range excludes this core', async () => {
     const dir = project();
     fakePackage(dir, 'clawgym-plugin-old', 'old', { peerDependencies: { '@clawgym/core': '^7.0.0' } });

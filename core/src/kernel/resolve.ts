@@ -41,6 +41,11 @@ export interface PluginPackage {
   /** `peerDependencies["@clawgym/core"]` of the package, when declared. */
   coreRange?: string;
   keywords: string[];
+  /**
+   * Provider names the package declares in `package.json` under `clawgym.provides` (kind → names),
+   * so a name that is not the package's own resolves to it (`engine: 'sglang'` → `@clawgym/engine-vllm`).
+   */
+  provides: Partial<Record<PluginKind, string[]>>;
 }
 
 interface PackageJson {
@@ -48,6 +53,7 @@ interface PackageJson {
   version?: string;
   keywords?: string[];
   peerDependencies?: Record<string, string>;
+  clawgym?: { provides?: Partial<Record<PluginKind, string[]>> };
 }
 
 /** Read a package folder's package.json into a {@link PluginPackage}. */
@@ -60,6 +66,7 @@ export function readPluginPackage(dir: string, entry: string): PluginPackage {
     entry,
     coreRange: pkg.peerDependencies?.['@clawgym/core'],
     keywords: pkg.keywords ?? [],
+    provides: pkg.clawgym?.provides ?? {},
   };
 }
 

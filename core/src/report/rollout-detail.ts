@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
 import type { MessagePart } from '../contracts/messages';
 import type { ModelCallRecord } from '../contracts/records';
-import { CallStore } from '../rollout/call-store';
-import { buildTree } from '../tree/builder';
+import { CallStore } from '../5-records/call-store';
+import { buildTree } from '../7-tree/builder';
 import { promptMessages, type PromptMessage } from './prompt-messages';
 import type { RolloutEntry } from './rollout-log';
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ModelCallRecord } from '../contracts/records';
 import type { AdvantageResult, RolloutTree } from '../contracts/tree';
-import type { RolloutPhases, RolloutReport } from '../rollout/runner';
-import { driftStats } from '../rollout/drift-stats';
-import { titoStats } from '../rollout/tito-stats';
+import type { RolloutPhases, RolloutReport } from '../6-rollout/runner';
+import { driftStats } from '../5-records/drift-stats';
+import { titoStats } from '../5-records/tito-stats';
 
 /** Where a run's rollout log lies: one JSON line per finished rollout, appended step by step. */
 export const rolloutsFile = (runDir: string) => join(runDir, 'rollouts.jsonl');

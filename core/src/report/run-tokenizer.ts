@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
-import { byteChatMl } from '../engine/byte-chatml';
+import { byteChatMl } from '../4-proxy/engine/byte-chatml';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { loadChatModel } from '../model/load';
+import { modelSupport } from '../util/installed';
 
 /**
  * The tokenizer a run's ids are read with: `--tokenizer`, else the model folder its frozen
@@ -11,7 +11,8 @@ import { loadChatModel } from '../model/load';
  * of the built-in engines.
  */
 export function runTokenizer(runDir: string, flag: string | undefined, cwd: string): { tokenizer: Tokenizer; chatTemplate: ChatTemplate; from: string } {
-  if (flag) return { ...loadChatModel(resolve(cwd, flag)), from: resolve(cwd, flag) };
+  const load = (dir: string) => modelSupport(cwd, `reading a run's ids with the model folder ${dir}`).loadChatModel(dir);
+  if (flag) return { ...load(resolve(cwd, flag)), from: resolve(cwd, flag) };
   const file = join(runDir, 'config.json');
   if (existsSync(file)) {
     let config: { rootDir?: unknown; engine?: { options?: { tokenizer?: unknown } } };
@@ -23,7 +24,7 @@ export function runTokenizer(runDir: string, flag: string | undefined, cwd: stri
     const folder = config.engine?.options?.tokenizer;
     if (typeof folder === 'string' && folder) {
       const dir = resolve(typeof config.rootDir === 'string' ? config.rootDir : runDir, folder);
-      return { ...loadChatModel(dir), from: dir };
+      return { ...load(dir), from: dir };
     }
   }
   return { ...byteChatMl(), from: 'byte-level ChatML' };

@@ -5,8 +5,8 @@ import { resolveConfig } from '../config/load';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
 import type { PluginApi } from '../contracts/plugin';
 import { Tokens } from './tokens';
-import type { ServingProxy } from '../proxy/server';
-import { CallStore } from '../rollout/call-store';
+import type { ServingProxy } from '../4-proxy/server';
+import { CallStore } from '../5-records/call-store';
 import { composeRun } from './compose';
 
 const repo = resolve(__dirname, '../../..');

@@ -11,12 +11,12 @@ import type { ResolvedConfig } from '../config/schema';
 import { provider, slotOptions, trainerOptions, type SlotRef } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
 import type { Logger } from '../contracts/plugin';
-import { type HarnessSlot, type RunTasks } from '../rollout/tokens';
+import { type HarnessSlot, type RunTasks } from '../6-rollout/tokens';
 import { Tokens } from './tokens';
-import { ServingProxy } from '../proxy/server';
+import { ServingProxy } from '../4-proxy/server';
 import { metricsJsonlReporter } from '../report/reporters';
-import { CallStore } from '../rollout/call-store';
-import { RolloutRunner, type RunnerOptions } from '../rollout/runner';
+import { CallStore } from '../5-records/call-store';
+import { RolloutRunner, type RunnerOptions } from '../6-rollout/runner';
 import { createKernel } from './create-kernel';
 
 /**

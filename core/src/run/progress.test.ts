@@ -1,5 +1,5 @@
 import type { RunProgress } from '../contracts/reporter';
-import type { RolloutReport } from '../rollout/runner';
+import type { RolloutReport } from '../6-rollout/runner';
 import { ProgressTracker } from './progress';
 
 const done = (reward: number, outcome: RolloutReport['outcome'], n: number) => ({ kind: 'done' as const, rolloutId: `r${n}`, report: { outcome, reward } as RolloutReport, inFlight: 1, done: n, total: 4 });

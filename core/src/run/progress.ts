@@ -1,5 +1,5 @@
 import type { RunProgress } from '../contracts/reporter';
-import type { RunnerOptions } from '../rollout/runner';
+import type { RunnerOptions } from '../6-rollout/runner';
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 

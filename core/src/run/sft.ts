@@ -6,8 +6,8 @@ import { ClawGymError, ErrorCodes } from '../errors';
 import { evalRollout, evaluate, type EvalRollout } from '../eval/evaluate';
 import { oracleEngine } from '../eval/oracle';
 import { Tokens } from './tokens';
-import { saveCheckpoint } from '../train/checkpoint';
-import { buildStepTrees } from '../tree/pipeline';
+import { saveCheckpoint } from '../9-train/checkpoint';
+import { buildStepTrees } from '../7-tree/step-trees';
 import { Rng } from '../util/rng';
 import { composeRun } from './compose';
 

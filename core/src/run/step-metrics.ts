@@ -1,5 +1,5 @@
-import type { HarnessSlot } from '../rollout/tokens';
-import { isTrainable } from '../tree/trainable';
+import type { HarnessSlot } from '../6-rollout/tokens';
+import { isTrainable } from '../7-tree/trainable';
 import type { StepOutcome } from './step';
 import { rolloutEntryOf, type RolloutEntry } from '../report/rollout-log';
 

@@ -1,10 +1,10 @@
-import { byteChatMl } from '../engine/byte-chatml';
+import { byteChatMl } from '../4-proxy/engine/byte-chatml';
 import type { Trainer, TrainerBatch } from '../contracts/trainer';
-import type { RolloutReport } from '../rollout/runner';
+import type { RolloutReport } from '../6-rollout/runner';
 import { createTestKernel } from '../testing';
 import { simulateRollout } from '../testing/simulated-harness';
-import { clippedTisLoss } from '../train/policy-loss';
-import { trainableNodes } from '../tree/trainable';
+import { clippedTisLoss } from '../9-train/policy-loss';
+import { trainableNodes } from '../7-tree/trainable';
 import { runStep, stepJobs } from './step';
 import { stepMetrics } from './step-metrics';
 

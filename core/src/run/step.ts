@@ -4,10 +4,11 @@ import type { Task } from '../contracts/task';
 import type { Trainer, TrainMetrics } from '../contracts/trainer';
 import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
-import type { HarnessSlot } from '../rollout/tokens';
-import type { RolloutJob, RolloutReport, RolloutRunner } from '../rollout/runner';
-import { buildStepTrees, computeStepAdvantages } from '../tree/pipeline';
-import { isTrainable } from '../tree/trainable';
+import type { HarnessSlot } from '../6-rollout/tokens';
+import type { RolloutJob, RolloutReport, RolloutRunner } from '../6-rollout/runner';
+import { buildStepTrees } from '../7-tree/step-trees';
+import { computeStepAdvantages } from '../8-advantage/step-advantages';
+import { isTrainable } from '../7-tree/trainable';
 import { Rng } from '../util/rng';
 
 /** What one RL step needs: the run's services. */

@@ -1,5 +1,5 @@
 import { KernelTokens } from '../kernel/tokens';
-import { ServiceTokens } from '../rollout/tokens';
+import { ServiceTokens } from '../6-rollout/tokens';
 
 /**
  * Every injection token of the run container: what the kernel registers (config, hooks,

@@ -7,7 +7,7 @@ import type { Logger } from '../contracts/plugin';
 import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
 import { appendRollouts } from '../report/rollout-log';
-import { checkpointStep, saveCheckpoint } from '../train/checkpoint';
+import { checkpointStep, saveCheckpoint } from '../9-train/checkpoint';
 import { composeRun } from './compose';
 import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
@@ -19,7 +19,7 @@ import { runStep, type StepServices } from './step';
 import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
-import { FingerprintWatch } from '../fingerprint/watch';
+import { FingerprintWatch } from '../3-harness/fingerprint/watch';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
 function frozenConfig(config: ResolvedConfig) {

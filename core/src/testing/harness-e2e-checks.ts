@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isSideCall, type CallRole, type ModelCallRecord, type WireFormat } from '../contracts/records';
-import { titoStats } from '../rollout/tito-stats';
+import { titoStats } from '../5-records/tito-stats';
 
 /** What the checks read of a {@link runHarnessOnce} result. */
 export interface E2eRun {

@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import type { Harness, HarnessRunResult } from '../contracts/harness';
 import type { ModelCallRecord } from '../contracts/records';
 import type { Sandbox } from '../contracts/sandbox';
-import type { Script } from '../engine/scripted';
-import { createNetnsSandbox } from '../sandbox/netns';
+import type { Script } from '../4-proxy/engine/scripted';
+import { createNetnsSandbox } from '../2-sandbox/netns';
 import { startRequestCapture } from './request-capture';
 import { startScriptedProxy } from './scripted-proxy';
 

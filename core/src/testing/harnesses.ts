@@ -1,5 +1,5 @@
-import { bubblewrapPath } from '../sandbox/machine';
-import { netnsAvailable } from '../sandbox/netns';
+import { bubblewrapPath } from '../2-sandbox/machine';
+import { netnsAvailable } from '../2-sandbox/netns';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 

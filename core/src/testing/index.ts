@@ -24,5 +24,3 @@ export {
   describeSandboxConformance, describeLimitConformance, limitCheck, openEscapeLab, commandLinesHolding, ESCAPES, LIMITS,
   type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab, type Limit, type LimitCheck,
 } from './sandbox-conformance';
-export { TEST_MODELS, testModelDir, testModel, GOLDEN_NOW, type TestModel } from './test-models';
-export { expectRealTemplateRollout, realTemplateFacts } from './real-template-facts';

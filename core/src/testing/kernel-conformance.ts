@@ -7,7 +7,7 @@
  */
 import type { ComputeKernels } from '../contracts/kernels';
 import { Rng } from '../util/rng';
-import { referenceKernels } from '../kernels/reference';
+import { referenceKernels } from '../9-train/reference-kernels';
 
 /** Max relative error allowed, per output. */
 export const CONFORMANCE_TOLERANCE = 1e-4;

@@ -24,7 +24,7 @@ function kept(headers: IncomingHttpHeaders): Record<string, string> {
 /**
  * A Unix-socket listener that writes every request a harness sends to `dir` (numbered in
  * arrival order, session prefix and key removed) and forwards it unchanged to the proxy at
- * `target`. This is how the bodies in `core/src/proxy/__fixtures__/harness-requests` are
+ * `target`. This is how the bodies in `core/src/4-proxy/__fixtures__/harness-requests` are
  * recorded from the real CLIs (`CLAWGYM_E2E_CAPTURE=<dir>` with the e2e tests).
  */
 export async function startRequestCapture(socketPath: string, target: string, dir: string): Promise<Server> {
@@ -59,7 +59,7 @@ export async function startRequestCapture(socketPath: string, target: string, di
 }
 
 /** The folder of requests recorded from the real CLIs (works from src/ and dist/). */
-export const RECORDED_REQUESTS_DIR = join(__dirname, '..', '..', 'src', 'proxy', '__fixtures__', 'harness-requests');
+export const RECORDED_REQUESTS_DIR = join(__dirname, '..', '..', 'src', '4-proxy', '__fixtures__', 'harness-requests');
 
 /**
  * A request recorded from a real CLI: `<name>.capture.json` in {@link RECORDED_REQUESTS_DIR}

@@ -3,9 +3,9 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelCallRecord } from '../contracts/records';
-import { ScriptedEngine, type Script } from '../engine/scripted';
-import { ServingProxy, type ProxyOptions } from '../proxy/server';
-import { CallStore } from '../rollout/call-store';
+import { ScriptedEngine, type Script } from '../4-proxy/engine/scripted';
+import { ServingProxy, type ProxyOptions } from '../4-proxy/server';
+import { CallStore } from '../5-records/call-store';
 
 /**
  * A serving proxy on loopback with a {@link ScriptedEngine} and a call store in a temp folder:

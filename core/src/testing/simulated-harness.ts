@@ -1,7 +1,7 @@
 import type { CanonicalMessage } from '../contracts/messages';
 import type { ModelCallRecord } from '../contracts/records';
-import { byteChatMl } from '../engine/byte-chatml';
-import { TitoLedger } from '../proxy/ledger';
+import { byteChatMl } from '../4-proxy/engine/byte-chatml';
+import { TitoLedger } from '../4-proxy/ledger';
 import { Rng } from '../util/rng';
 
 /** What a simulated harness does next. */

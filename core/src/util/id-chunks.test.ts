@@ -1,4 +1,4 @@
-import { ByteTokenizer } from '../engine/byte-tokenizer';
+import { ByteTokenizer } from '../4-proxy/engine/byte-tokenizer';
 import { IdChunks } from './id-chunks';
 import { ownString } from './own-string';
 

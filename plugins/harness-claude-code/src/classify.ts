@@ -2,7 +2,7 @@ import { systemText, type CallRequestInfo, type CallRole, type CanonicalConversa
 
 /**
  * What a Claude Code request is for, read from requests recorded from the CLI (fixtures in
- * core/src/proxy/__fixtures__/harness-requests):
+ * core/src/4-proxy/__fixtures__/harness-requests):
  * - a JSON-schema reply (`output_config.format`) is a helper call: `title` for the session title
  *   (`{"title"}`, 2.1.197 stock) and the rename helper (`{"name"}`), `memory` for the memory
  *   selection and extraction checks (`selected_memories`, `write_likely`), `side` otherwise;

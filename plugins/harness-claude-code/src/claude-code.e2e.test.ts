@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { bubblewrapMissing, describeIf, expectHarnessRollout, harnessE2ePrerequisites, expectRealTemplateRollout, removeTempProjects, runHarnessOnce, tempProject, testModel } from '@clawgym/core/testing';
+import { bubblewrapMissing, describeIf, expectHarnessRollout, harnessE2ePrerequisites, removeTempProjects, runHarnessOnce, tempProject } from '@clawgym/core/testing';
+import { expectRealTemplateRollout, testModel } from '@clawgym/model-hf/testing';
 import { claudeCodeHarness } from './index';
 
 

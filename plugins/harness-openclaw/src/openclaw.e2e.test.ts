@@ -1,4 +1,5 @@
-import { describeIf, expectHarnessRollout, harnessE2ePrerequisites, expectRealTemplateRollout, runHarnessOnce, testModel } from '@clawgym/core/testing';
+import { describeIf, expectHarnessRollout, harnessE2ePrerequisites, runHarnessOnce } from '@clawgym/core/testing';
+import { expectRealTemplateRollout, testModel } from '@clawgym/model-hf/testing';
 import { openClawHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('openclaw');

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { describeIf, expectHarnessRollout, expectRealTemplateRollout, harnessE2ePrerequisites, runHarnessOnce, testModel } from '@clawgym/core/testing';
+import { describeIf, expectHarnessRollout, harnessE2ePrerequisites, runHarnessOnce } from '@clawgym/core/testing';
+import { expectRealTemplateRollout, testModel } from '@clawgym/model-hf/testing';
 import { openCodeHarness } from './index';
 
 const { cli, missing } = harnessE2ePrerequisites('opencode');

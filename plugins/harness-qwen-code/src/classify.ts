@@ -5,7 +5,7 @@ export const QWEN_MEMORY_AGENT_MARKER = 'You are now acting as the managed memor
 
 /**
  * What a Qwen Code request is for, read from requests recorded from the CLI (0.24.4, fixtures in
- * core/src/proxy/__fixtures__/harness-requests). After a turn that answered the user without a
+ * core/src/4-proxy/__fixtures__/harness-requests). After a turn that answered the user without a
  * tool call, Qwen Code runs its managed memory extraction subagent on the same session: its own
  * system prompt (above), six file tools, the main conversation's history. That call is `memory`;
  * a request without tools is a side call; the rest is the main agent. Only positive markers make

@@ -8,7 +8,8 @@ import type { SandboxLimits, SandboxSpec } from '@clawgym/core';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
 import { buildSandboxImage, dockerdMissing, startDockerd, type PrivateDockerd } from './testing';
 import { callModelFrom } from './model-call-fixture';
-import { DockerSandboxProvider, LABEL_ROOT, LABEL_RUN } from './provider';
+import { DockerSandboxProvider } from './provider';
+import { LABEL_ROOT, LABEL_RUN } from './layout';
 
 describeIf(dockerdMissing(), 'docker sandbox', () => {
   let dockerd: PrivateDockerd;

@@ -1,10 +1,8 @@
 import { definePlugin, z } from '@clawgym/core';
 import { DockerSandboxProvider } from './provider';
 
-export {
-  DEFAULT_IMAGE, DockerSandboxProvider, HOME, IMAGE_RECIPE, LABEL_ROLLOUT, LABEL_ROOT, LABEL_RUN, NETNS_RUN, PROXY_SOCKET,
-  SANDBOX_PROXY_PORT, WORKSPACE, dockerSandboxProvider, dockerSocketPath, type DockerSandboxOptions,
-} from './provider';
+export { DockerSandboxProvider, dockerSandboxProvider, dockerSocketPath, type DockerSandboxOptions } from './provider';
+export { DEFAULT_IMAGE, HOME, IMAGE_RECIPE, LABEL_ROLLOUT, LABEL_ROOT, LABEL_RUN, NETNS_RUN, PROXY_SOCKET, SANDBOX_PROXY_PORT, WORKSPACE } from './layout';
 export { engineLimitEnforcement, limitEnforcementHere } from './limits';
 export { DockerHost, DockerHosts, type DockerHostOption, type DockerHostSpec } from './hosts';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fsWorkspace, oracleOf, type Harness, type SandboxSpec, type Task } from '@clawgym/core';
 import { loadHarbor } from '@clawgym/task-formats';
 import { describeIf, startScriptedProxy } from '@clawgym/core/testing';
-import { RolloutRunner, type RolloutReport } from '../../../core/src/rollout/runner';
+import { RolloutRunner, type RolloutReport } from '../../../core/src/6-rollout/runner';
 import { buildSandboxImage, dockerdMissing, makeTestNetns, netnsMissing, startDockerd, type PrivateDockerd, type TestNetns } from './testing';
 import { makeHarborTask } from './harbor-fixture';
 import { taskImageTag } from './task-image';

@@ -13,7 +13,7 @@ import { describeIf } from '@clawgym/core/testing';
 import { loadClawGymBench, loadHarbor } from './index';
 
 const FIX = join(__dirname, '__fixtures__');
-const NETNS_RUN = resolve(__dirname, '..', '..', '..', 'core', 'dist', 'sandbox', 'netns-run.js');
+const NETNS_RUN = resolve(__dirname, '..', '..', '..', 'core', 'dist', '2-sandbox', 'netns-run.js');
 const missing = existsSync(NETNS_RUN) ? undefined : `the local sandbox needs the built core (${NETNS_RUN}): run npm run build`;
 
 describeIf(missing, `script verifiers in a real sandbox (${bubblewrapPath() ? 'bubblewrap' : 'local fallback'})`, () => {

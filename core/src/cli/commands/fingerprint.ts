@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ClawGymError, ErrorCodes } from '../../errors';
-import { fingerprintChanges, formatFingerprint } from '../../fingerprint/fingerprint';
-import { FINGERPRINTS_FILE, readFingerprints } from '../../fingerprint/watch';
+import { fingerprintChanges, formatFingerprint } from '../../3-harness/fingerprint/fingerprint';
+import { FINGERPRINTS_FILE, readFingerprints } from '../../3-harness/fingerprint/watch';
 /** What the command writes to, and where it runs. */
 type CliIo = { out: (s: string) => void; cwd: string };
 

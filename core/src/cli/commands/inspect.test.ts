@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScriptedProxy } from '../../testing';
-import { testModel, testModelDir } from '../../testing/test-models';
+import { testModel, testModelDir } from '@clawgym/model-hf/testing';
 import { main } from '../main';
 
 // A run whose calls went through Qwen3's tokenizer and template: inspect must read its ids with

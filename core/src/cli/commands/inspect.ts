@@ -2,16 +2,16 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ModelCallRecord } from '../../contracts/records';
 import { ClawGymError, ErrorCodes } from '../../errors';
-import { CallStore } from '../../rollout/call-store';
-import type { CallHead } from '../../rollout/record-decode';
+import { CallStore } from '../../5-records/call-store';
+import type { CallHead } from '../../5-records/record-decode';
 import { formatTable } from './plugins';
-import { buildTreeFromStream } from '../../tree/build-stream';
-import { applyFilters } from '../../tree/filters';
-import { drawTree } from '../../tree/draw';
+import { buildTreeFromStream } from '../../7-tree/build-stream';
+import { applyFilters } from '../../7-tree/filters';
+import { drawTree } from '../../7-tree/draw';
 import { runTokenizer } from '../../report/run-tokenizer';
 import { resolveConfig } from '../../config/load';
-import { titoStats, titoSummary } from '../../rollout/tito-stats';
-import { driftStats, driftSummary } from '../../rollout/drift-stats';
+import { titoStats, titoSummary } from '../../5-records/tito-stats';
+import { driftStats, driftSummary } from '../../5-records/drift-stats';
 
 /** The call's line of conversation: its number and what started it (records before lineages say `-`). */
 const lineageOf = (r: Pick<ModelCallRecord, 'lineage'>) =>

@@ -2,9 +2,9 @@ import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
 import { slotName } from '../../kernel/create';
 import { composeRun } from '../../run/compose';
-import { CallStore } from '../../rollout/call-store';
+import { CallStore } from '../../5-records/call-store';
 import { Tokens } from '../../run/tokens';
-import { titoSummary } from '../../rollout/tito-stats';
+import { titoSummary } from '../../5-records/tito-stats';
 import { untilStopped } from '../interrupt';
 import { countStart } from '../../util/starts';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../main';
-import { testModel, testModelDir } from '../../testing/test-models';
+import { testModel, testModelDir } from '@clawgym/model-hf/testing';
 
 async function cli(argv: string[], cwd: string) {
   let out = '';

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../../errors';
-import { loadChatModel } from '../../model/load';
-import { anthropicMessages } from '../../proxy/wire/anthropic';
-import { openAiChat } from '../../proxy/wire/openai-chat';
-import { openAiResponses } from '../../proxy/wire/openai-responses';
-import type { WireAdapter } from '../../proxy/wire/types';
+import { modelSupport } from '../../util/installed';
+import { anthropicMessages } from '../../4-proxy/wire/anthropic';
+import { openAiChat } from '../../4-proxy/wire/openai-chat';
+import { openAiResponses } from '../../4-proxy/wire/openai-responses';
+import type { WireAdapter } from '../../4-proxy/wire/types';
 
 /** Options of `clawgym template`. */
 export interface TemplateCliOptions {
@@ -50,7 +50,7 @@ export async function templateCommand(request: string | undefined, opts: Templat
   if (opts.kwargs) {
     try { kwargs = JSON.parse(opts.kwargs) as Record<string, unknown>; } catch (err) { throw new ClawGymError(ErrorCodes.USAGE, `--kwargs is not JSON: ${messageOf(err)}`); }
   }
-  const model = loadChatModel(opts.model, { rootDir: io.cwd, templateKwargs: kwargs });
+  const model = modelSupport(io.cwd, 'clawgym template').loadChatModel(opts.model, { rootDir: io.cwd, templateKwargs: kwargs });
   const adapter = ADAPTERS[opts.format ?? 'openai-chat'];
   const body = withModel(request ? readJson(request, io.cwd, 'request') : []);
   let parsed: ReturnType<WireAdapter['parse']>;

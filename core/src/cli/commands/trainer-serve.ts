@@ -1,40 +1,17 @@
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { loadConfig } from '../../config/load';
-import { provider, slotOptions, trainerOptions } from '../../kernel/create';
-import { createKernel } from '../../run/create-kernel';
-import { TRAINER_BACKENDS, type TrainerBackend } from '../../tinker/backends';
-import { TinkerServer } from '../../tinker/server';
-import { untilStopped } from '../interrupt';
+import { requireInstalled } from '../../util/installed';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
  * process of its own, so `trainer: { use: 'tinker' }` (and `engine: { use: 'tinker' }`) run the
- * remote path here as they would against SkyRL's server. Stops on SIGINT/SIGTERM (or `signal`).
+ * remote path here as they would against SkyRL's server. The stand-in ships with the Tinker
+ * client's package, `@clawgym/engine-tinker`.
  */
 export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
-  const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
-  const kernel = await createKernel(config);
-  const dataDir = resolve(io.cwd, opts.data ?? resolve(config.rootDir, config.run.outDir, 'trainer-serve'));
-  // The engine and trainer share one run folder, so the embedded ones share their weights.
-  const ctx = { runDir: dataDir, seed: config.run.seed, rootDir: config.rootDir };
-  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
-  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
-  const backend = (opts.backend ?? 'skyrl-fsdp') as TrainerBackend;
-  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel });
-  const url = await server.start();
-  const t = server.traits;
-  const stopped = untilStopped(io);
-  io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
-    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}\n` +
-    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
-  await stopped;
-  await server.stop();
-  await engine.close?.();
-  await kernel.dispose();
-  io.out('stopped.\n');
+  const served = requireInstalled<{ trainerServe: typeof trainerServe }>('@clawgym/engine-tinker', io.cwd, 'clawgym trainer serve');
+  await served.trainerServe(opts, io);
 }
 
 /** `clawgym trainer …` commands. */
@@ -47,9 +24,11 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '8000')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--data <dir>', 'checkpoint folder (default: <run.outDir>/trainer-serve)')
-    .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices([...TRAINER_BACKENDS]).default('skyrl-fsdp'))
+    .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices(['skyrl-fsdp', 'skyrl-megatron', 'skyrl-jax', 'tinker']).default('skyrl-fsdp'))
     .option('--multi-tenant', 'kinder than SkyRL FSDP: a second create_model retires the loaded model instead of failing')
     .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
+    .option('--api-key <key>', 'require this key in X-API-Key, as hosted Tinker does (default: $CLAWGYM_TRAINER_API_KEY; none: any request, as SkyRL)')
+    .option('--jwt-auth', 'as hosted Tinker with pjwt_auth_enabled: clients exchange the key at /api/v1/auth/token and send the JWT; the key itself is refused elsewhere')
     .addHelpText('after', `
 Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, session_heartbeat,
 create_model, unload_model, forward, forward_backward (cross_entropy, importance_sampling, ppo),

@@ -1,4 +1,4 @@
-import type { RolloutJob, RolloutReport } from '../../rollout/runner';
+import type { RolloutJob, RolloutReport } from '../../6-rollout/runner';
 import { Rng } from '../../util/rng';
 import type { RunStateFile } from '../state';
 import { trainOn, type StepOutcome, type StepServices } from '../step';

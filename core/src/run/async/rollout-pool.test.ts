@@ -1,5 +1,5 @@
 import type { ModelCallRecord } from '../../contracts/records';
-import type { RolloutJob, RolloutReport } from '../../rollout/runner';
+import type { RolloutJob, RolloutReport } from '../../6-rollout/runner';
 import { Rng } from '../../util/rng';
 import { RolloutPool, rolloutSpan, rolloutVersion } from './rollout-pool';
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { ClawGymError, ErrorCodes } from '../../errors';
-import type { RolloutJob, RolloutReport, RolloutRunner } from '../../rollout/runner';
+import type { RolloutJob, RolloutReport, RolloutRunner } from '../../6-rollout/runner';
 
 /** A group of rollouts that trains together: one task through every harness, `groupSize` times. */
 export interface Unit {

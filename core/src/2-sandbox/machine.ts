@@ -1,0 +1,161 @@
+/**
+ * What this machine offers the local sandbox, found once per provider: bubblewrap (and whether
+ * it can make a sandbox here), network namespaces, cgroups, prlimit, root, and what a
+ * long-lived holder per sandbox needs (root, perl, a known prctl syscall number). Also how each limit is then
+ * enforced, in words, and the one-line isolation summary.
+ */
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { detectCgroups, type Cgroups, type Controller } from './cgroups';
+import { collectOutput } from './collect';
+
+/** Folder of the built sandbox scripts that run inside sandboxes (netns-run.js, forwarder-fd.js). */
+export const SANDBOX_SCRIPTS = resolve(__dirname, '..', '..', 'dist', '2-sandbox');
+/** `node netns-run.js <socket> <port> <cwd> -- argv`: a forwarder for one command's life. */
+export const NETNS_RUN = join(SANDBOX_SCRIPTS, 'netns-run.js');
+export const PRLIMIT = '/usr/bin/prlimit';
+export const IP = '/usr/sbin/ip';
+export const PERL = '/usr/bin/perl';
+/** prctl(2)'s syscall number (the holder calls PR_SET_DUMPABLE through it), where known. */
+export const PRCTL_SYSCALL: number | undefined = ({ x64: 157, arm64: 167 } as Record<string, number>)[process.arch];
+
+/** Options of the machine detection (the local provider's). */
+export interface DetectOptions {
+  forceFallback?: boolean;
+  cgroups?: boolean;
+  /** One holder per sandbox where the machine allows it (default true; false: a bubblewrap per command). */
+  holder?: boolean;
+}
+
+/** How each limit is enforced here, in words (`not enforced: <why>` when it is not). */
+export interface LimitEnforcement {
+  pids: string;
+  memory: string;
+  cpus: string;
+  wall: string;
+}
+
+export interface Machine {
+  mode: 'bubblewrap' | 'fallback';
+  bwrap?: string;
+  bwrapVersion?: string;
+  /** Why bubblewrap is not used (fallback only). */
+  whyFallback?: string;
+  netns: { ok: boolean; reason?: string };
+  cgroups: Cgroups;
+  prlimit: boolean;
+  root: boolean;
+  /** One long-lived holder per sandbox owns its namespaces and runs its commands (bubblewrap as root only). */
+  holder: boolean;
+  systemArgs: string[];
+}
+
+/** `bwrap` on PATH (or in /usr/bin), if installed. */
+export function bubblewrapPath(): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/bin', '/usr/local/bin'];
+  for (const d of dirs) if (existsSync(join(d, 'bwrap'))) return join(d, 'bwrap');
+  return undefined;
+}
+
+/** Whether this machine can run commands in a fresh network namespace (`unshare -n` and `ip`, as root). */
+export function netnsAvailable(): { ok: boolean; reason?: string } {
+  if (process.getuid?.() !== 0) return { ok: false, reason: 'network namespaces need root here (unshare -n)' };
+  for (const bin of ['/usr/bin/unshare', IP]) if (!existsSync(bin)) return { ok: false, reason: `${bin} is missing (apt-get install util-linux iproute2)` };
+  if (!existsSync(NETNS_RUN)) return { ok: false, reason: `${NETNS_RUN} is missing: run npm run build` };
+  return { ok: true };
+}
+
+/** bubblewrap's arguments for the read-only system every sandbox sees. */
+export function systemBinds(): string[] {
+  const a = ['--ro-bind', '/usr', '/usr'];
+  for (const p of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    try {
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) a.push('--symlink', readlinkSync(p), p);
+      else if (st.isDirectory()) a.push('--ro-bind', p, p);
+    } catch { /* not on this system */ }
+  }
+  a.push('--ro-bind', '/etc', '/etc');
+  // Root inside maps to root outside: hide the host's password hashes and private keys.
+  for (const p of ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-']) if (existsSync(p)) a.push('--ro-bind', '/dev/null', p);
+  if (existsSync('/etc/ssl/private')) a.push('--tmpfs', '/etc/ssl/private');
+  a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  return a;
+}
+
+async function probe(cmd: string[]): Promise<{ code: number | null; out: string }> {
+  const r = await collectOutput(cmd, { env: {}, timeoutMs: 5000 });
+  return { code: r.error ? 127 : r.code, out: (r.error ?? `${r.stdout}${r.stderr}`).trim() };
+}
+
+/** What this machine offers (see the file comment). */
+export async function detectMachine(options: DetectOptions): Promise<Machine> {
+  const root = process.getuid?.() === 0;
+  const common = {
+    netns: netnsAvailable(),
+    cgroups: options.cgroups === false ? {} : detectCgroups(),
+    prlimit: existsSync(PRLIMIT),
+    root,
+    systemArgs: systemBinds(),
+    holder: false,
+  };
+  const bwrap = bubblewrapPath();
+  if (options.forceFallback) return { ...common, mode: 'fallback', whyFallback: 'forceFallback is set' };
+  if (!bwrap) return { ...common, mode: 'fallback', whyFallback: 'bubblewrap (bwrap) is not installed' };
+  const made = await probe([bwrap, ...common.systemArgs, '--unshare-all', '--die-with-parent', '--new-session', '--', '/usr/bin/true']);
+  if (made.code !== 0) return { ...common, mode: 'fallback', whyFallback: `bubblewrap is installed but cannot create a sandbox here (${made.out || `exit ${made.code}`})` };
+  const version = await probe([bwrap, '--version']);
+  // The holder (holder.ts) is perl; as root, bubblewrap maps root to root and cgroups are ours.
+  const holder = options.holder !== false && root && existsSync(PERL) && PRCTL_SYSCALL !== undefined;
+  return { ...common, mode: 'bubblewrap', bwrap, bwrapVersion: version.code === 0 ? version.out : 'bubblewrap', holder };
+}
+
+/**
+ * How each limit would be enforced with these options, known without starting anything (test
+ * files decide at load time which limit checks can run, and skip the others visibly).
+ */
+export function enforcementHere(options: DetectOptions = {}): LimitEnforcement {
+  const mode = !options.forceFallback && bubblewrapPath() ? 'bubblewrap' : 'fallback';
+  return enforcementOf({ mode, root: process.getuid?.() === 0, prlimit: existsSync(PRLIMIT), cgroups: options.cgroups === false ? {} : detectCgroups() });
+}
+
+/** How each limit is enforced on machine `m`. */
+export function enforcementOf(m: Pick<Machine, 'cgroups' | 'prlimit' | 'root' | 'mode'>): LimitEnforcement {
+  const cg = (c: Controller, what: string) => `cgroup v${m.cgroups[c]!.version} ${what}`;
+  const noCgroup = m.root ? 'no writable cgroup for it' : 'no writable cgroup (not root)';
+  return {
+    pids: m.cgroups.pids ? cg('pids', 'pids.max')
+      : m.prlimit && !m.root
+        ? (m.mode === 'bubblewrap' ? 'RLIMIT_NPROC (counted per sandbox: own user namespace)' : 'RLIMIT_NPROC, only when limits.pids is set (counts all of this user\'s processes)')
+        : `not enforced: ${m.root ? 'root ignores RLIMIT_NPROC' : 'prlimit is missing'} and ${noCgroup}`,
+    memory: m.cgroups.memory ? cg('memory', 'limit (resident memory, no swap)')
+      : m.prlimit ? 'RLIMIT_AS per process (virtual memory: Node.js needs ~1 GiB of it to start)' : `not enforced: prlimit is missing and ${noCgroup}`,
+    cpus: m.cgroups.cpu ? cg('cpu', 'CFS quota')
+      : m.prlimit ? 'RLIMIT_CPU per process = cpus x wall seconds, only with wallMs (a share needs a cgroup)' : `not enforced: prlimit is missing and ${noCgroup}`,
+    wall: 'timer: SIGKILL to every process of the sandbox',
+  };
+}
+
+/** The one-line isolation summary (`describeIsolation`). */
+export function describeMachine(m: Machine): string {
+  const e = enforcementOf(m);
+  const limits = `limits: pids ${e.pids}; memory ${e.memory}; cpus ${e.cpus}; wall ${e.wall}`;
+  if (m.mode === 'bubblewrap') {
+    const how = m.holder ? ', one holder process per sandbox (its pid 1: runs the commands, forwards the model port)' : ', one bubblewrap per command';
+    return `${m.bwrapVersion}: all namespaces unshared (network: own loopback + model socket only), read-only /usr and /etc, writable workspace and HOME only, env cleared${how}; ${limits}`;
+  }
+  const net = m.netns.ok ? 'network isolated (unshare -n: own loopback + model socket only)' : `NO network isolation (${m.netns.reason})`;
+  return `fallback (${m.whyFallback}): plain processes, NO filesystem isolation, own temp workspace and HOME, env scrubbed, ${net}; ${limits}`;
+}
+
+/** The warning printed once when sandboxes run as plain processes. */
+export function fallbackWarning(m: Machine): string {
+  const lines = [
+    `clawgym: local sandbox WITHOUT FILESYSTEM ISOLATION (${m.whyFallback}).`,
+    'Sandboxed processes run as this user on the host filesystem: they can read and write anything it can, outside their workspace too.',
+    m.netns.ok ? 'Network is still isolated (unshare -n: only the model endpoint is reachable).' : `Network is NOT isolated either: ${m.netns.reason}.`,
+    'Install bubblewrap for real isolation: apt-get install bubblewrap (dnf install bubblewrap; pacman -S bubblewrap).',
+  ];
+  return lines.join('\n  ');
+}
+

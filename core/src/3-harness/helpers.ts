@@ -1,0 +1,57 @@
+import type { CanonicalConversation } from '../contracts/messages';
+import type { HarnessRunResult } from '../contracts/harness';
+import type { ExecResult } from '../contracts/sandbox';
+import { sep } from 'node:path';
+
+/**
+ * The install folder of a CLI given by an absolute path inside an npm prefix — the folder above
+ * its first `node_modules` — so a sandbox can bind the whole install read-only. Relative names
+ * (found on PATH) need nothing.
+ */
+export function installRootOf(bin: string | undefined): string[] {
+  if (!bin || !bin.startsWith('/')) return [];
+  const i = bin.indexOf(`${sep}node_modules${sep}`);
+  return [i > 0 ? bin.slice(0, i) : bin.slice(0, bin.lastIndexOf(sep))];
+}
+
+/** A harness result from its process's exit: the code, whether it timed out, the last 4 kB of output. */
+export function harnessResult(r: ExecResult): HarnessRunResult {
+  return { exitCode: r.exitCode, timedOut: r.timedOut, logTail: `${r.stdout}\n${r.stderr}`.slice(-4000) };
+}
+
+/** The text of a conversation's leading system messages, joined (what classifiers read). */
+export function systemText(conversation: CanonicalConversation): string {
+  const out: string[] = [];
+  for (const m of conversation.messages) {
+    if (m.role !== 'system') break;
+    for (const p of m.parts) if (p.type === 'text') out.push(p.text);
+  }
+  return out.join('\n');
+}
+
+/** The text of the last user message (what a harness appends for a compaction or summary call). */
+export function lastUserText(conversation: CanonicalConversation): string {
+  const m = [...conversation.messages].reverse().find((x) => x.role === 'user');
+  return m ? m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
+}
+
+/**
+ * A CLI's version: the first x.y.z its `--version` prints (`argv` is the command and its
+ * arguments), run on the host with an empty HOME of its own so it writes nothing of the user's;
+ * undefined when it fails or prints none within 30 s.
+ */
+export async function cliVersion(argv: readonly string[]): Promise<string | undefined> {
+  const { execFile } = await import('node:child_process');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const home = await mkdtemp(`${tmpdir()}${sep}clawgym-version-`);
+  try {
+    const out = await new Promise<string>((resolve) => {
+      execFile(argv[0]!, argv.slice(1), { timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home }, encoding: 'utf8' },
+        (err, stdout, stderr) => resolve(err ? '' : `${stdout}\n${stderr}`));
+    });
+    return /\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?/.exec(out)?.[0];
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,39 @@
+import { resolve } from 'node:path';
+import { ClawGymError, ErrorCodes, createKernel, loadConfig, provider, slotOptions, trainerOptions, untilStopped, type TrainerServeOptions } from '@clawgym/core';
+import { TRAINER_BACKENDS, type TrainerBackend } from './backends';
+import { TinkerServer } from './server';
+
+/**
+ * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
+ * process of its own, so `trainer: { use: 'tinker' }` (and `engine: { use: 'tinker' }`) run the
+ * remote path here as they would against SkyRL's server. Stops on SIGINT/SIGTERM (or `signal`).
+ */
+export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
+  const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
+  const kernel = await createKernel(config);
+  const dataDir = resolve(io.cwd, opts.data ?? resolve(config.rootDir, config.run.outDir, 'trainer-serve'));
+  // The engine and trainer share one run folder, so the embedded ones share their weights.
+  const ctx = { runDir: dataDir, seed: config.run.seed, rootDir: config.rootDir };
+  const engine = await (await provider(kernel, 'engine', config.engine)).create(slotOptions(config.engine), ctx);
+  const trainer = await (await provider(kernel, 'trainer', config.trainer)).create(trainerOptions(config), ctx);
+  const backend = (opts.backend ?? 'skyrl-fsdp') as TrainerBackend;
+  if (!TRAINER_BACKENDS.includes(backend)) {
+    throw new ClawGymError(ErrorCodes.USAGE, `--backend must be one of ${TRAINER_BACKENDS.join(', ')}, not "${opts.backend}"`);
+  }
+  const apiKey = opts.apiKey ?? process.env.CLAWGYM_TRAINER_API_KEY;
+  if (opts.jwtAuth && !apiKey) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, 'trainer serve --jwt-auth needs an API key to exchange', { hint: 'Pass --api-key <key> (or set CLAWGYM_TRAINER_API_KEY); clients send it as trainer.options.apiKey.' });
+  const auth = { ...(apiKey ? { apiKey } : {}), jwt: opts.jwtAuth === true };
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth });
+  const url = await server.start();
+  const t = server.traits;
+  const stopped = untilStopped(io);
+  io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: embedded)\ncheckpoints: ${dataDir}\n` +
+    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}, ${auth.jwt ? 'API key exchanged for JWTs (auth/token)' : apiKey ? 'API key required' : 'no key'}\n` +
+    `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
+  await stopped;
+  await server.stop();
+  await engine.close?.();
+  await kernel.dispose();
+  io.out('stopped.\n');
+}
+

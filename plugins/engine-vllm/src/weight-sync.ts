@@ -1,0 +1,154 @@
+import type { PublishedWeights } from '@clawgym/core';
+
+/**
+ * The HTTP control plane that loads published weights into a running vLLM or SGLang server.
+ * Each function is one replica's sequence, exactly as the server's own routes take it; the
+ * conformance tests replay transcripts derived from those sources (named there).
+ */
+
+/** One control-plane call: the transport the engine client gives (base URL, auth, timeout applied). */
+export type ControlCall = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<{ status: number; text: string }>;
+
+/** Thrown when a step of a sequence is refused; the caller retries or names the replica. */
+export class SyncStepError extends Error {
+  constructor(readonly step: string, readonly status: number, readonly reply: string) {
+    super(`${step} answered HTTP ${status}${reply ? `: ${reply.slice(0, 300)}` : ''}`);
+  }
+}
+
+const json = (text: string): Record<string, unknown> => {
+  try { const v = JSON.parse(text); return v && typeof v === 'object' ? v : {}; } catch { return {}; }
+};
+
+async function ok(call: ControlCall, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const r = await call(method, path, body);
+  if (r.status < 200 || r.status >= 300) throw new SyncStepError(`${method} ${path}`, r.status, r.text);
+  return json(r.text);
+}
+
+/** A served `weight_version` label back to a policy version (we send the version's decimal string). */
+export function versionOf(label: unknown): number | undefined {
+  const n = typeof label === 'number' ? label : typeof label === 'string' && /^\d+$/.test(label) ? Number(label) : NaN;
+  return Number.isInteger(n) ? n : undefined;
+}
+
+/**
+ * What an SGLang server takes, learnt once per server from its OpenAPI document (FastAPI's
+ * `/openapi.json`, no side effects): whether `/pause_generation` takes a body (the `mode`
+ * abort | retract | in_place of newer servers; at 0025436e it takes none and aborts every request
+ * in flight), and whether `/model_info` exists (older servers: `/get_model_info`,
+ * `/get_weight_version`). A server that hides its document (`DISABLE_OPENAPI_DOC`) is taken for
+ * the older kind: pausing it would abort every rollout.
+ */
+export interface SglangCapabilities { pauseModes: boolean; modelInfo: boolean }
+
+export async function sglangCapabilities(call: ControlCall): Promise<SglangCapabilities> {
+  const r = await call('GET', '/openapi.json');
+  if (r.status !== 200) return { pauseModes: false, modelInfo: (await call('GET', '/model_info')).status === 200 };
+  const paths = (json(r.text).paths ?? {}) as Record<string, { post?: { requestBody?: unknown } }>;
+  return { pauseModes: paths['/pause_generation']?.post?.requestBody !== undefined, modelInfo: '/model_info' in paths };
+}
+
+/**
+ * SGLang full weights from a Hugging Face folder. Where the server has pause modes
+ * (`docs/advanced_features/sglang_for_rl.md` @ 067bfe93: pause → update → continue):
+ * `POST /pause_generation {mode: "retract"}` (running requests go back to the queue and are
+ * recomputed on the new weights), `POST /update_weights_from_disk {model_path, weight_version,
+ * flush_cache: true}`, `POST /continue_generation` — sent even when the update failed. Where it
+ * has none (0025436e), pausing would abort every request in flight, so the update goes alone:
+ * `POST /update_weights_from_disk {model_path, weight_version}`. Either way `{success: false}` /
+ * HTTP 400 is a failed load, and the served version is read back.
+ */
+export async function sglangSync(call: ControlCall, w: PublishedWeights, caps: SglangCapabilities): Promise<number | undefined> {
+  const update = async (body: Record<string, unknown>) => {
+    const r = await ok(call, 'POST', '/update_weights_from_disk', body);
+    if (r.success === false) throw new SyncStepError('POST /update_weights_from_disk', 200, String(r.message ?? ''));
+  };
+  if (!caps.pauseModes) {
+    await update({ model_path: w.path, weight_version: String(w.version) });
+    return sglangServedVersion(call, caps);
+  }
+  await ok(call, 'POST', '/pause_generation', { mode: 'retract' });
+  try {
+    await update({ model_path: w.path, weight_version: String(w.version), flush_cache: true });
+  } finally {
+    await ok(call, 'POST', '/continue_generation', {});
+  }
+  return sglangServedVersion(call, caps);
+}
+
+/** The weight version an SGLang server reports: `/model_info` where it has it, else `/get_weight_version`. */
+export async function sglangServedVersion(call: ControlCall, caps: SglangCapabilities = { pauseModes: true, modelInfo: true }): Promise<number | undefined> {
+  if (caps.modelInfo) {
+    const info = await call('GET', '/model_info');
+    if (info.status === 200) {
+      const v = versionOf(json(info.text).weight_version);
+      if (v !== undefined) return v;
+    }
+  }
+  const old = await call('GET', '/get_weight_version');
+  return old.status === 200 ? versionOf(json(old.text).weight_version) : undefined;
+}
+
+/**
+ * SGLang LoRA (`--enable-lora`; http_server.py @ 0025436e `/load_lora_adapter`,
+ * `LoadLoRAAdapterReqInput {lora_name, lora_path}`, answers 200 or 400 with `{success, error_message}`):
+ * the adapter named per version, which `/generate` then asks for by `lora_path: <name>`; the one
+ * two versions back is unloaded (`/unload_lora_adapter {lora_name}`). No pause: the base weights
+ * do not change.
+ */
+export async function sglangLoraSync(call: ControlCall, w: PublishedWeights, prefix: string): Promise<number> {
+  const r = await ok(call, 'POST', '/load_lora_adapter', { lora_name: adapterName(prefix, w.version), lora_path: w.path });
+  if (r.success === false) throw new SyncStepError('POST /load_lora_adapter', 200, String(r.error_message ?? r.message ?? ''));
+  if (w.version >= 2) await call('POST', '/unload_lora_adapter', { lora_name: adapterName(prefix, w.version - 2) });
+  return w.version;
+}
+
+/** The adapter name a policy version is served under (vLLM LoRA): a record's `model` names its version. */
+export const adapterName = (prefix: string, version: number) => `${prefix}-v${version}`;
+
+/**
+ * vLLM with LoRA (`--enable-lora`, `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`):
+ * `POST /v1/load_lora_adapter {lora_name, lora_path, load_inplace: true}` (200 with a plain-text
+ * "Success: …"; 400/404 with an error object), the adapter named per policy version, so the
+ * `model` of each completion says which version served it; `load_inplace` makes a retried load of
+ * the same version replace it instead of failing as "already loaded". The adapter two versions
+ * back is then unloaded (`POST /v1/unload_lora_adapter {lora_name}`); calls still in flight on
+ * the previous one finish on it.
+ */
+export async function vllmLoraSync(call: ControlCall, w: PublishedWeights, prefix: string): Promise<number> {
+  await ok(call, 'POST', '/v1/load_lora_adapter', { lora_name: adapterName(prefix, w.version), lora_path: w.path, load_inplace: true });
+  if (w.version >= 2) await call('POST', '/v1/unload_lora_adapter', { lora_name: adapterName(prefix, w.version - 2) });
+  return w.version;
+}
+
+/**
+ * vLLM full weights from a folder through its weight-transfer routes (`VLLM_SERVER_DEV_MODE=1`,
+ * `--weight-transfer-config '{"backend":"disk"}'`; vllm/entrypoints/serve/dev/rlhf/api_router.py).
+ * Released vLLM registers no `disk` backend (vllm/distributed/weight_transfer/factory.py @ 047c993c:
+ * nccl, ipc, sparse_nccl; `disk` is the open draft PR #52152), so the engine uses this only where
+ * its `vllmFullWeights: 'disk'` option says the server was built with it:
+ * once per server `POST /init_weight_transfer_engine {init_info: {}}` (the disk backend needs no
+ * rendezvous), then `POST /pause?mode=keep` (requests in flight are frozen and resume on the new
+ * weights), `POST /start_weight_update`, `POST /update_weights {update_info: {path}}` (the disk
+ * backend's one field: an absolute folder of safetensors), `POST /finish_weight_update
+ * {weight_version}`, `POST /resume` — sent even when a step failed — and `GET /weight_info`.
+ */
+export async function vllmFullSync(call: ControlCall, w: PublishedWeights, o: { initialized: boolean }): Promise<number | undefined> {
+  if (!o.initialized) {
+    await ok(call, 'POST', '/init_weight_transfer_engine', { init_info: {} });
+    o.initialized = true;
+  }
+  await ok(call, 'POST', '/pause?mode=keep');
+  try {
+    await ok(call, 'POST', '/start_weight_update');
+    await ok(call, 'POST', '/update_weights', { update_info: { path: w.path } });
+    await ok(call, 'POST', '/finish_weight_update', { weight_version: String(w.version) });
+  } finally {
+    await ok(call, 'POST', '/resume');
+  }
+  // `/weight_info` arrived with vLLM PR #49040 (2026-07-18); an older server answers 404, which
+  // says nothing about the load that just succeeded.
+  const info = await call('GET', '/weight_info');
+  return info.status === 200 ? versionOf(json(info.text).weight_version) : undefined;
+}
