@@ -1,8 +1,10 @@
 'use strict';
 // bench:proxy-memory — the serving proxy's peak memory for three concurrent ~31 MB request bodies
 // (a 28 MB tool result each, one per session), with the byte-level scripted engine and with
-// Qwen3's tokenizer and template; beside each, the floor its ids alone set (4 bytes an id, held
-// by the session's ledger and the record being written), in bodies.
+// Qwen3's tokenizer and template, beside what the stage table (stages.js: one body, stage by
+// stage) says a request costs: what its session keeps (the conversation, for the next request's
+// prefix match and the transcript, and its prompt ids, 4 bytes an id), of which the ids alone,
+// plus the largest transient of a stage. Each figure is measured in a process of its own.
 //
 // The client runs in another process, so the RSS sampled here is the proxy's own.
 const { execFile } = require('node:child_process');
@@ -60,8 +62,44 @@ async function measure(label, template) {
   }
 }
 
+/** One measurement in this process: a stage table or the concurrent run, for one template; its figures as a last JSON line. */
+async function part(name) {
+  const [kind, model] = name.split(':');
+  const template = model === 'qwen3' ? testModel('qwen3') : undefined;
+  const label = model === 'qwen3' ? 'qwen3' : 'byte-level';
+  if (kind === 'stages') {
+    const { stages, print } = require('./stages');
+    return print(label, await stages(body(0), template));
+  }
+  return measure(label, template);
+}
+
+/** Run a part in a process of its own (a clean heap and RSS for each figure), its output shown, its figures returned. */
+function inChild(name) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--expose-gc', __filename, '--part', name], { timeout: 300_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      if (err) { reject(new Error(`${name}: ${err.message}\n${stderr}`)); return; }
+      const lines = stdout.trimEnd().split('\n');
+      process.stdout.write(`${lines.slice(0, -1).join('\n')}\n`);
+      resolve(JSON.parse(lines[lines.length - 1]));
+    });
+  });
+}
+
 (async () => {
-  const byte = await measure('byte-level', undefined);
-  const qwen = await measure('qwen3', testModel('qwen3'));
-  console.log(`RESULT proxy-memory byte_peak_per_body=${byte.perBody.toFixed(2)} byte_ids_per_body=${byte.idsPerBody.toFixed(2)} qwen3_peak_per_body=${qwen.perBody.toFixed(2)} qwen3_ids_per_body=${qwen.idsPerBody.toFixed(2)} byte_s=${byte.seconds.toFixed(1)} qwen3_s=${qwen.seconds.toFixed(1)}`);
+  const at = process.argv.indexOf('--part');
+  if (at >= 0) { console.log(JSON.stringify(await part(process.argv[at + 1]))); return; }
+  const figures = [];
+  for (const model of ['byte', 'qwen3']) {
+    const table = await inChild(`stages:${model}`);
+    const run = await inChild(`run:${model}`);
+    // What one request costs by the stage table: what its session keeps, plus the largest
+    // transient of one stage over what was live before it (a proxy's requests run their
+    // synchronous stages one at a time, so concurrent requests add their kept memory, not their
+    // transients).
+    const bound = table.kept + table.transient;
+    console.log(`${model}: peak ${run.perBody.toFixed(2)}x the bodies with ${BODIES} at once; by the stages: kept ${table.kept.toFixed(2)}x (of which ids ${run.idsPerBody.toFixed(2)}x), largest transient ${table.transient.toFixed(2)}x (${table.transientStage}), bound ${bound.toFixed(2)}x`);
+    figures.push(`${model}_peak_per_body=${run.perBody.toFixed(2)} ${model}_bound_per_body=${bound.toFixed(2)} ${model}_kept_per_body=${table.kept.toFixed(2)} ${model}_ids_per_body=${run.idsPerBody.toFixed(2)} ${model}_transient_per_body=${table.transient.toFixed(2)} ${model}_stage_peak_rss_per_body=${table.rss.toFixed(2)} ${model}_s=${run.seconds.toFixed(1)}`);
+  }
+  console.log(`RESULT proxy-memory ${figures.join(' ')} target_per_body=2`);
 })().catch((e) => { console.error(e); process.exit(1); });

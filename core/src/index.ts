@@ -105,6 +105,7 @@ export { driftStats, driftSummary } from './5-records/drift-stats';
 export { AdamOptions } from './9-train/adam-options';
 export { saveCheckpoint } from './9-train/checkpoint';
 export { reductionFactors } from './9-train/datums';
-export { IdChunks } from './util/id-chunks';
+export { IdChunks, type DirectEncoder } from './util/id-chunks';
+export { ownString } from './util/own-string';
 export { sameValues } from './util/same-values';
 export { isSettled, settle } from './util/settled';

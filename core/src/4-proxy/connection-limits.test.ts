@@ -68,6 +68,22 @@ describe('the proxy bounds what a client can make it hold', () => {
     expect(c.received).toContain('did not arrive within 400 ms (9 of 1000 bytes)');
   });
 
+  it('a body sent in time while the proxy itself held the event loop past the body limit is read, not answered 408', async () => {
+    const c = rawClient(p.url);
+    const body = JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+    // 100 Continue is sent once the proxy is reading the body: its body timer is running.
+    c.socket.write(head(Buffer.byteLength(body), 'Expect: 100-continue\r\n'));
+    await c.receivedWith('100 Continue');
+    c.socket.write(body);
+    // The proxy's work (a long tokenization) holds the loop for three times the body limit; the body is in its socket all along.
+    const until = performance.now() + 1200;
+    while (performance.now() < until) { /* busy */ }
+    const text = await c.receivedWith('"type":"message"');
+    expect(text).toContain('HTTP/1.1 200 OK');
+    expect(text).not.toContain('408');
+    c.socket.destroy();
+  });
+
   it('a complete request on the same limits is answered', async () => {
     const res = await fetch(`${session.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': session.apiKey }, body: JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }) });
     expect(res.status).toBe(200);

@@ -1,24 +1,23 @@
 import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Engine, FinishReason, OutputEvent } from '../contracts/engine';
+import type { Engine } from '../contracts/engine';
 import type { CanonicalMessage } from '../contracts/messages';
-import { isSideCall, type ModelCallRecord } from '../contracts/records';
-import { fingerprintSource, type FingerprintSource } from '../3-harness/fingerprint/fingerprint';
+import type { ModelCallRecord, RecordStore } from '../contracts/records';
+import type { FingerprintSource } from '../3-harness/fingerprint/fingerprint';
 import { messageOf } from '../errors';
-import { randomHex } from '../util/random-hex';
-import type { RecordStore } from '../contracts/records';
-import { eventsToMessage } from './engine/output';
-import { drainTokens } from './generate';
+import { answerCall, type CallSettings } from './call';
 import { checkArgumentsDepth } from './json-depth';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, readBody } from './read-body';
+import { modelsList, sendError, sendJson } from './responses';
+import { adapterFor, pathOf, presentedKey, ROUTES, STATUS } from './routes';
 import { validateSampling } from './sampling';
-import { checkSchema, classifyCall, withSchemaInstruction } from './request-features';
 import { keyMatches, Sessions, type SessionInfo, type SessionState } from './sessions';
 import { anthropicMessages, parseCountTokens } from './wire/anthropic';
 import { geminiGenerateContent, geminiRoute } from './wire/gemini';
-import { openAiChat } from './wire/openai-chat';
-import { openAiResponses } from './wire/openai-responses';
-import { WireError, type ErrorKind, type ParsedRequest, type SseSink, type WireAdapter } from './wire/types';
+import { WireError, type WireAdapter } from './wire/types';
+
+export { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS } from './read-body';
 
 /** Settings of the serving proxy. */
 export interface ProxyOptions {
@@ -51,133 +50,6 @@ export interface ProxyOptions {
   onNote?: (rolloutId: string, note: string) => void;
 }
 
-const ROUTES: Record<string, WireAdapter> = {
-  '/v1/messages': anthropicMessages,
-  '/v1/chat/completions': openAiChat,
-  '/v1/responses': openAiResponses,
-};
-
-/** Response ids' prefixes, as each API's own ids read. */
-const ID_PREFIX: Record<WireAdapter['format'], string> = { 'anthropic-messages': 'msg', 'openai-chat': 'chatcmpl', 'openai-responses': 'resp', 'gemini-generate-content': 'gen' };
-
-const STATUS: Record<ErrorKind, number> = {
-  invalid_request: 400, authentication: 401, not_found: 404, gone: 410, too_large: 413, engine: 500, overloaded: 529,
-};
-
-/** Pick the error shape a client expects before its route is known. */
-function adapterFor(path: string, req: IncomingMessage): WireAdapter {
-  if (path.includes('/messages') || req.headers['anthropic-version']) return anthropicMessages;
-  if (path.includes('/responses')) return openAiResponses;
-  if (geminiRoute(path.replace(/^\/s\/[^/]+/, ''))) return geminiGenerateContent;
-  return openAiChat;
-}
-
-function presentedKey(req: IncomingMessage): string | undefined {
-  const x = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
-  if (typeof x === 'string' && x) return x;
-  // Gemini clients may pass the key in the query instead (`?key=`).
-  if (req.url?.includes('key=')) { const k = new URL(req.url, 'http://proxy').searchParams.get('key'); if (k) return k; }
-  const auth = req.headers.authorization;
-  return auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
-}
-
-/**
- * A request target the URL parser would give back unchanged: letters, digits, `_`, `-` and `/`
- * only, not starting `//` (which it reads as a host).
- */
-const PLAIN_PATH = /^\/(?!\/)[\w/-]*$/;
-
-/** The path of a request target, as `new URL(target, base).pathname` gives it (parsed only when it is not plain). */
-function pathOf(target: string): string {
-  return PLAIN_PATH.test(target) ? target : new URL(target, 'http://proxy').pathname;
-}
-
-/**
- * A call's abort: a flag, and an AbortSignal made only when an engine asks for one (most calls
- * never abort). A signal made after the abort is made aborted.
- */
-class LazyAbort {
-  aborted = false;
-  private controller?: AbortController;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort();
-    }
-    return this.controller.signal;
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.controller?.abort();
-  }
-}
-
-/** Defaults of the connection limits: a slow or stalled client is closed within seconds. */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
-
-/**
- * Drop the rest of a refused body without keeping it: the answer went out first, and the
- * connection stays usable for a client that finishes sending; one that has not within
- * `timeoutMs` is closed.
- */
-function discardRest(req: IncomingMessage, timeoutMs: number): void {
-  const timer = setTimeout(() => req.socket.destroy(), timeoutMs);
-  timer.unref();
-  req.removeAllListeners('data');
-  req.on('data', () => undefined);
-  req.once('end', () => clearTimeout(timer));
-  req.once('close', () => clearTimeout(timer));
-  req.resume();
-}
-
-/**
- * The body, in one buffer of the declared length where there is one (no chunks plus their
- * concatenation: one copy of the body, not two). A declared length over the limit is refused
- * before a byte of the body is read; a body that turns out longer than declared or than the
- * limit is refused as it crosses it; one not complete within `timeoutMs` is a 408.
- */
-function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const header = req.headers['content-length'];
-    const declared = header === undefined ? undefined : Number(header);
-    if (declared !== undefined && declared > limit) {
-      discardRest(req, timeoutMs);
-      reject(new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${limit}`));
-      return;
-    }
-    const whole = declared !== undefined && Number.isSafeInteger(declared) ? Buffer.allocUnsafe(declared) : undefined;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const fail = (err: WireError) => { settled = true; clearTimeout(timer); chunks.length = 0; discardRest(req, timeoutMs); reject(err); };
-    const timer = setTimeout(() => {
-      if (settled) return;
-      fail(new WireError(408, 'invalid_request', `the request body did not arrive within ${timeoutMs} ms (${size} of ${declared ?? 'unknown'} bytes)`));
-    }, timeoutMs);
-    timer.unref();
-    req.on('data', (c: Buffer) => {
-      if (settled) return;
-      const cap = whole ? whole.length : limit;
-      if (size + c.length > cap) { fail(new WireError(413, 'too_large', `request body is over the limit of ${limit} bytes`)); return; }
-      if (whole) c.copy(whole, size); else chunks.push(c);
-      size += c.length;
-    });
-    req.on('end', () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (whole) resolve(size === whole.length ? whole : whole.subarray(0, size));
-      // A body that came in one chunk is that chunk (no copy of tens of kilobytes per call).
-      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    });
-    req.on('error', (err) => { if (!settled) { settled = true; clearTimeout(timer); reject(err); } });
-  });
-}
-
 /** What closing a session tells the runner. */
 export interface ClosedSession {
   calls: number;
@@ -197,8 +69,8 @@ export interface ClosedSession {
  */
 export class ServingProxy {
   readonly sessions: Sessions;
-  /** The engine's template's stop ids (the engine, like the sessions' template, is the one given). */
-  private readonly stopIds: ReadonlySet<number>;
+  /** What answering a call needs (the engine, like the sessions' template, is the one given). */
+  private readonly call: CallSettings;
   private server?: Server;
   private unixServers: Server[] = [];
   private baseUrl = '';
@@ -213,7 +85,7 @@ export class ServingProxy {
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     } as typeof this.o;
     this.sessions = new Sessions(options.engine.chatTemplate);
-    this.stopIds = new Set(options.engine.chatTemplate.stopIds);
+    this.call = { ...this.o, stopIds: new Set(options.engine.chatTemplate.stopIds) };
   }
 
   /** Start listening; resolves to the root URL (e.g. `http://127.0.0.1:40123`). */
@@ -263,7 +135,7 @@ export class ServingProxy {
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > this.o.maxBodyBytes) {
         res.shouldKeepAlive = false;
-        this.sendError(res, adapterFor(pathOf(req.url ?? '/'), req), new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${this.o.maxBodyBytes}`));
+        sendError(res, adapterFor(pathOf(req.url ?? '/'), req), new WireError(413, 'too_large', `request body of ${declared} bytes is over the limit of ${this.o.maxBodyBytes}`));
         return;
       }
       res.writeContinue();
@@ -336,13 +208,13 @@ export class ServingProxy {
       authenticated = session;
 
       if (req.method === 'GET' && rest === '/v1/models') {
-        this.sendJson(res, 200, this.models(req));
+        sendJson(res, 200, modelsList(req, this.o.modelName));
         return;
       }
       if (req.method === 'POST' && rest === '/v1/messages/count_tokens') {
         adapter = anthropicMessages;
         const parsed = parseCountTokens(await this.readJson(req, session, adapter));
-        this.sendJson(res, 200, { input_tokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
+        sendJson(res, 200, { input_tokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
         return;
       }
       const gemini = req.method === 'POST' ? geminiRoute(rest) : undefined;
@@ -352,7 +224,7 @@ export class ServingProxy {
       adapter = route;
       let parsed = adapter.parse(await this.readJson(req, session, adapter), session.parsed);
       if (gemini?.method === 'countTokens') {
-        this.sendJson(res, 200, { totalTokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
+        sendJson(res, 200, { totalTokens: this.o.engine.chatTemplate.render(parsed.conversation).length });
         return;
       }
       // Gemini names the model and whether to stream in the path, not the body.
@@ -363,12 +235,12 @@ export class ServingProxy {
       if (session.consecutiveFailures >= this.o.maxConsecutiveFailures) {
         throw new WireError(400, 'invalid_request', `the engine or proxy failed ${session.consecutiveFailures} times in a row for this rollout; it is marked as an infrastructure failure (${session.infraFailure})`);
       }
-      const done = this.generate(session, adapter, parsed, req, res);
+      const done = answerCall(this.call, session, adapter, parsed, res);
       session.inFlight.add(done);
       try { await done; } finally { session.inFlight.delete(done); }
     } catch (err) {
       if (authenticated) this.account(authenticated, err);
-      this.sendError(res, adapter, err);
+      sendError(res, adapter, err);
     }
   }
 
@@ -393,168 +265,5 @@ export class ServingProxy {
   /** The body as JSON, read with what the session's previous bodies already held (see request-json.ts). */
   private async readJson(req: IncomingMessage, session: SessionState, adapter: WireAdapter): Promise<unknown> {
     return session.json.parse(await readBody(req, this.o.maxBodyBytes, this.o.bodyTimeoutMs), adapter.historyKey);
-  }
-
-  private async generate(session: SessionState, adapter: WireAdapter, parsed: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const engine = this.o.engine;
-    const receivedAt = Date.now();
-    const conversation = parsed.responseSchema ? withSchemaInstruction(parsed.conversation, parsed.responseSchema) : parsed.conversation;
-    const prepared = session.ledger.prepare(conversation);
-    // A prompt the model cannot read whole is refused before anything is generated, with the
-    // message the Anthropic API gives (vLLM refuses too): reading only its tail would make the
-    // record claim ids the engine never saw. A refused call is neither recorded nor an engine failure.
-    const context = engine.contextLength;
-    if (context !== undefined && prepared.promptIds.length >= context) {
-      throw new WireError(400, 'invalid_request', `prompt is too long: ${prepared.promptIds.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`, true);
-    }
-    const callIndex = session.nextCall++;
-    // The output is capped at the room the context leaves, and reported as cut ('length') when it fills it.
-    const room = context === undefined ? Infinity : context - prepared.promptIds.length;
-    const maxTokens = Math.min(parsed.maxTokens ?? this.o.maxTokens, this.o.maxTokens, room);
-    const meta = {
-      id: `${ID_PREFIX[adapter.format]}_${randomHex(12)}`,
-      model: parsed.model, created: Math.floor(receivedAt / 1000), promptTokens: prepared.promptIds.length, includeUsage: parsed.includeUsage,
-      ...(parsed.omitThinking ? { omitThinking: true } : {}),
-    };
-    const abort = new LazyAbort();
-    res.on('close', () => { if (!res.writableFinished) abort.abort(); });
-
-    let sink: SseSink | undefined;
-    let responder: ReturnType<WireAdapter['stream']> | undefined;
-    if (parsed.stream) {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-      res.flushHeaders();
-      sink = {
-        send: (event, data) => { res.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`); },
-        sendRaw: (data) => { res.write(`data: ${data}\n\n`); },
-      };
-      responder = adapter.stream(sink, meta);
-      responder.begin();
-    }
-
-    const temperature = parsed.temperature ?? this.o.temperature;
-    const topP = parsed.topP ?? this.o.topP;
-    const parser = engine.chatTemplate.streamParser(parsed.conversation.tools);
-    const events: OutputEvent[] = [];
-    const outputIds: number[] = [];
-    const logprobs: number[] = [];
-    let firstTokenAt: number | undefined;
-    let stoppedOnToken = false;
-    let failure: string | undefined;
-    const emit = (evs: OutputEvent[]) => { for (const e of evs) { events.push(e); responder?.event(e); } };
-    /** The ids to parse: all but the stop id. */
-    const generated = () => (stoppedOnToken ? outputIds.length - 1 : outputIds.length);
-    // The ids the parser has been given. A streamed response parses each token as it comes (its
-    // events go out at once); a JSON one, whose events nobody sees before the end, parses them
-    // all once generation stops: the same calls in the same order, in one loop instead of
-    // between the waits for the engine, where each of them ran with nothing of it in the cache.
-    let handed = 0;
-    let parserFailed = false;
-    const parseTo = (n: number) => {
-      try {
-        if (!responder && parser.pushMany && n > handed) { emit(parser.pushMany(outputIds.slice(handed, n))); handed = n; }
-        for (; handed < n; handed++) emit(parser.push(outputIds[handed]!));
-      } catch (err) { parserFailed = true; throw err; }
-    };
-    try {
-      await drainTokens(engine, {
-        promptIds: prepared.promptIds, sessionId: session.rolloutId, get signal() { return abort.signal; },
-        sampling: { maxTokens, temperature, topP },
-      }, this.o.firstTokenTimeoutMs, this.o.nextTokenTimeoutMs, () => abort.abort(), (t) => {
-        firstTokenAt ??= Date.now();
-        outputIds.push(t.tokenId);
-        logprobs.push(t.logprob);
-        if (this.stopIds.has(t.tokenId)) { stoppedOnToken = true; return false; }
-        if (responder) parseTo(outputIds.length);
-        return outputIds.length < maxTokens && !abort.aborted;
-      });
-      parseTo(generated());
-      emit(parser.end());
-    } catch (err) {
-      failure = messageOf(err);
-      // The engine failed: what it generated before is parsed, as it was while streaming.
-      if (!parserFailed) { try { parseTo(generated()); } catch { /* the failure stands */ } }
-    }
-
-    const clientGone = abort.aborted && failure === undefined;
-    const reply = eventsToMessage(events);
-    const finishReason: FinishReason = failure ? 'error' : clientGone ? 'aborted'
-      : reply.parts.some((p) => p.type === 'tool_call') ? 'tool_calls' : stoppedOnToken ? 'stop' : outputIds.length >= maxTokens ? 'length' : 'stop';
-    const notes = [...(parsed.notes ?? [])];
-    if (parsed.responseSchema && !failure && !clientGone) notes.push(checkSchema(reply, parsed.responseSchema));
-    const role = classifyCall(session, parsed);
-    if (!session.firstMain && !isSideCall(role)) session.firstMain = fingerprintSource(parsed.conversation);
-    const record: ModelCallRecord = {
-      runId: this.o.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,
-      promptIds: prepared.promptIds, outputIds, outputLogprobs: logprobs, finishReason, origin: prepared.origin, drift: prepared.drift,
-      sampling: { temperature, topP, logprobs: engine.logprobs ?? 'unknown' },
-      policyVersion: engine.policyVersion(session.rolloutId), timings: { receivedAt, firstTokenAt, finishedAt: Date.now() },
-      ...(role ? { role } : {}),
-      lineage: session.lineages.assign(callIndex, prepared.origin, role),
-      ...(notes.length ? { notes } : {}),
-    };
-    for (const n of notes) {
-      if (session.logged.has(n)) continue;
-      session.logged.add(n);
-      this.o.onNote?.(session.rolloutId, n);
-    }
-    try {
-      await this.o.store.append(record);
-      await this.o.onRecord?.(record);
-    } catch (err) {
-      failure ??= `could not record the call: ${messageOf(err)}`;
-    }
-
-    if (failure) {
-      prepared.failed(callIndex);
-      session.consecutiveFailures++;
-      session.infraFailure ??= failure;
-      if (responder) { responder.fail(failure); res.end(); }
-      else this.sendError(res, adapter, new WireError(500, 'engine', failure));
-      return;
-    }
-    session.consecutiveFailures = 0;
-    if (clientGone) { prepared.failed(callIndex); res.end(); return; }
-    // Only answered calls enter the ledger; the ledger's ending tells the template whether <|im_end|> was generated.
-    prepared.commit({ callIndex, outputIds, finishReason: stoppedOnToken ? 'stop' : 'length', reply });
-    if (!isSideCall(role)) session.lastMain = { messages: parsed.conversation.messages, reply };
-    const final = { message: reply, finishReason, promptTokens: prepared.promptIds.length, outputTokens: outputIds.length };
-    if (responder) { responder.end(final); res.end(); }
-    else this.sendJson(res, 200, adapter.json(final, meta));
-  }
-
-  private models(req: IncomingMessage): unknown {
-    const id = this.o.modelName;
-    if (req.headers['anthropic-version']) {
-      return { data: [{ type: 'model', id, display_name: id, created_at: '2026-01-01T00:00:00Z' }], has_more: false, first_id: id, last_id: id };
-    }
-    return { object: 'list', data: [{ id, object: 'model', created: 0, owned_by: 'clawgym' }] };
-  }
-
-  private sendJson(res: ServerResponse, status: number, body: unknown): void {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  }
-
-  private sendError(res: ServerResponse, adapter: WireAdapter, err: unknown): void {
-    const e = err instanceof WireError ? err : new WireError(500, 'engine', messageOf(err));
-    if (res.headersSent) { if (!res.writableEnded) res.end(); return; }
-    // A client too slow to send its request gets the answer and loses the connection.
-    if (e.status === 408) res.shouldKeepAlive = false;
-    const req = res.req as IncomingMessage | undefined;
-    if (e.status === 413 && req && !req.complete && !req.destroyed) {
-      // The whole answer goes out now, but the response ends only once the refused body is
-      // drained (see discardRest): ended earlier, Node closes the connection under a client still
-      // sending, which then sees EPIPE instead of the 413 it has already been sent.
-      const text = JSON.stringify(adapter.errorBody(e.kind, e.message));
-      res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.write(text);
-      const end = () => { if (!res.writableEnded) res.end(); };
-      req.once('end', end);
-      req.once('close', end);
-      return;
-    }
-    this.sendJson(res, e.status || STATUS[e.kind], adapter.errorBody(e.kind, e.message));
   }
 }

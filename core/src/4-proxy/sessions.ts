@@ -95,6 +95,9 @@ export class Sessions {
     await Promise.allSettled([...s.inFlight]);
     s.ledger = new TitoLedger(this.template); // drop the history it held
     s.json = new RequestJson(this.shared);
+    // The last request's conversation, held for the next request's reuse: none is coming.
+    s.parsed = new ParseMemo();
+    s.checked = [];
     return s;
   }
 

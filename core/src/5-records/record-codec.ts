@@ -6,8 +6,12 @@
  * of tens of millions of ids is never one buffer or one string.
  */
 
-/** Ids a piece holds (the bytes of one piece: at most 5 an id). */
-const IDS_PER_PIECE = 1 << 18;
+/**
+ * Ids a piece holds (the bytes of one piece: at most 5 an id). Small enough that a piece's text
+ * and the bytes written from it are young objects, collected within the write, not large objects
+ * left for a full collection (pieces of 2^18 ids left twice a byte-level prompt's ids behind).
+ */
+const IDS_PER_PIECE = 1 << 14;
 
 /** `ids` as varint bytes into `out`; returns how many were written. */
 function varints(ids: ArrayLike<number>, from: number, to: number, out: Buffer, at: number): number {

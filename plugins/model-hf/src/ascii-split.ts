@@ -1,3 +1,4 @@
+import { ownString } from '@clawgym/core';
 /**
  * The first pre-tokenizer split of Qwen2/3 and Llama 3 on ASCII text, as a scanner over char
  * codes, and a table of pieces' ids read without making the piece's string.
@@ -191,7 +192,7 @@ export class PieceTable {
     const h = pieceHash(piece, 0, piece.length);
     const s = this.slot(piece, 0, piece.length, h);
     if (this.keys[s] === undefined) this.size++;
-    this.keys[s] = piece;
+    this.keys[s] = ownString(piece);
     this.hashes[s] = h;
     this.values[s] = ids;
   }

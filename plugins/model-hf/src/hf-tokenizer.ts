@@ -38,6 +38,7 @@ const NEWLINE_CUT_PATTERNS = new Set([
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
 ]);
+const EMPTY = new Int32Array(0);
 /** Characters pre-tokenized at a time where {@link NEWLINE_CUT_PATTERNS} allow. */
 const PART_CHARS = 1 << 16;
 const newlineCut = /\n(?=[\p{L}\p{N}])/gu;
@@ -256,13 +257,27 @@ export class HfTokenizer implements Tokenizer {
     return parts.toIds();
   }
 
-  private encodePart(p: PieceCache, part: string): TokenIds {
+  /**
+   * {@link encode}'s ids added to `out`: a long text's parts one by one, so that a caller joining
+   * them with more ids copies them once (joined here first, a 28 MB tool result's 17M ids were
+   * copied twice).
+   */
+  encodeTo(text: string, out: IdChunks): void {
+    const p = this.pieces;
+    if (!p) { out.add(this.encode(text)); return; }
+    const normalized = p.normalize ? p.normalize(text) : text;
+    for (const part of partsOf(normalized, p.cut)) this.encodePart(p, part, out);
+  }
+
+  /** The ids of one part: into `into` when given (then the return value is not to be used), else joined. */
+  private encodePart(p: PieceCache, part: string, into?: IdChunks): TokenIds {
     // The pieces' remembered ids, joined once into a typed array of the final size.
     if (p.split) {
       // Pieces found by the scanner and looked up by their range: no string made for a piece
       // already known. Where a character outside ASCII decides a piece, the pattern matches that
       // piece at that place (the split's pieces depend only on where they start: no look-behind).
       const { scan, sticky } = p.split;
+      // Pieces go to a list of their own first: where the scanner gives up, the part is done again the library's way.
       const out = new IdChunks();
       let i = 0;
       for (let j; i < part.length; i = j) {
@@ -275,11 +290,18 @@ export class HfTokenizer implements Tokenizer {
         }
         out.add(this.idsOf(p, part, i, j));
       }
-      if (i >= part.length) return out.toIds();
+      if (i >= part.length) return this.joined(out, into);
     }
     const out = new IdChunks();
     for (const piece of firstPieces(p, part)) out.add(this.idsOf(p, piece, 0, piece.length));
-    return out.toIds();
+    return this.joined(out, into);
+  }
+
+  /** `out`'s ids moved into `into` when there is one, else joined. */
+  private joined(out: IdChunks, into: IdChunks | undefined): TokenIds {
+    if (!into) return out.toIds();
+    into.take(out);
+    return EMPTY;
   }
 
   /** The ids of the first-stage piece `text[a, b)`: from the table when remembered (no string made). */

@@ -1,10 +1,13 @@
-import { IdChunks, isSettled, type TokenIds, type CanonicalConversation, type ToolSpec } from '@clawgym/core';
+import { IdChunks, isSettled, ownString, type TokenIds, type CanonicalConversation, type ToolSpec } from '@clawgym/core';
 import { detectFamily, type Family } from './families';
 import type { HfTokenizer } from './hf-tokenizer';
 import { JinjaRenderer, type Prepared } from './jinja-env';
 import { hideInspectedLiterals } from './inspected-literals';
 import { LookAlikes, Neutralizer, Opaque, type NeutralSeed } from './neutralize';
 import { templateTools, toTemplateMessages, type TemplateMessage } from './template-messages';
+
+/** Characters of long text segments a template keeps encoded (a run's system prompts and tool lists fit many times over). */
+const SEGMENT_CACHE_CHARS = 1 << 22;
 
 /** Options of {@link JinjaRendering} and the chat template built on it. */
 export interface JinjaTemplateOptions {
@@ -152,42 +155,58 @@ export class JinjaRendering {
    * otherwise spend most of its time re-encoding them). Least recently used first out.
    */
   protected readonly segments = new Map<string, TokenIds>();
+  /** The characters of the texts {@link segments} holds. */
+  private segmentChars = 0;
 
   /** Short text between control tokens (`user\n`, `assistant\n`, `\n`: the template's own markup, at every call). */
   protected readonly shortSegments = new Map<string, TokenIds>();
+
+  /** {@link encodeText}'s ids added to `out`; a long text's parts added one by one, never joined on their own first. */
+  protected addText(out: IdChunks, text: string): void {
+    if (text.length > SEGMENT_CACHE_CHARS / 4) this.o.tokenizer.encodeTo(text, out);
+    else out.add(this.encodeText(text));
+  }
 
   protected encodeText(text: string): TokenIds {
     if (text.length <= 32) {
       let ids = this.shortSegments.get(text);
       if (!ids) {
         if (this.shortSegments.size >= 4096) this.shortSegments.clear();
-        this.shortSegments.set(text, (ids = this.o.tokenizer.encode(text)));
+        this.shortSegments.set(ownString(text), (ids = this.o.tokenizer.encode(text)));
       }
       return ids;
     }
     if (text.length < 512) return this.o.tokenizer.encode(text);
+    // A segment this long is a tool result or a file, not a prompt every session repeats: kept,
+    // it would hold its text and its ids (a 28 MB tool result: 100 MB) after its session ended.
+    if (text.length > SEGMENT_CACHE_CHARS / 4) return this.o.tokenizer.encode(text);
     const hit = this.segments.get(text);
     if (hit) { this.segments.delete(text); this.segments.set(text, hit); return hit; }
     const ids = this.o.tokenizer.encode(text);
-    this.segments.set(text, ids);
-    if (this.segments.size > 64) this.segments.delete(this.segments.keys().next().value!);
+    this.segments.set(ownString(text), ids);
+    this.segmentChars += text.length;
+    while (this.segments.size > 64 || this.segmentChars > SEGMENT_CACHE_CHARS) {
+      const oldest = this.segments.keys().next().value!;
+      this.segments.delete(oldest);
+      this.segmentChars -= oldest.length;
+    }
     return ids;
   }
 
   /** Encode rendered text: control tokens in the markup to their ids, message text as text. */
   protected encodeRaw(raw: string, neutral: Neutralizer, out = new IdChunks()): TokenIds {
     const tok = this.o.tokenizer;
-    if (!this.splitRe) { out.add(this.encodeText(neutral.restore(raw))); return out.toIds(); }
+    if (!this.splitRe) { this.addText(out, neutral.restore(raw)); return out.toIds(); }
     let last = 0;
     const found = neutral.found;
     for (const m of raw.matchAll(this.splitRe)) {
       // A look-alike left in a render of the original messages is text (see renderWith).
       if (found.size && found.has(m[0])) continue;
-      if (m.index > last) out.add(this.encodeText(neutral.restore(raw.slice(last, m.index))));
+      if (m.index > last) this.addText(out, neutral.restore(raw.slice(last, m.index)));
       out.push(tok.control.get(m[0])!);
       last = m.index + m[0].length;
     }
-    if (last < raw.length) out.add(this.encodeText(neutral.restore(raw.slice(last))));
+    if (last < raw.length) this.addText(out, neutral.restore(raw.slice(last)));
     return out.toIds();
   }
 

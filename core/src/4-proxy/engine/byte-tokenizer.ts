@@ -26,9 +26,35 @@ export class ByteTokenizer implements Tokenizer {
   }
 
   encode(text: string): TokenIds {
-    // The bytes widened in one native copy: 4 bytes an id, not a JS array's 8 (and no regrowth).
-    return new Int32Array(this.encoder.encode(text));
+    const out = new Int32Array(this.encodedLength(text));
+    this.encodeInto(text, out, 0);
+    return out;
   }
+
+  /** One id a UTF-8 byte. */
+  encodedLength(text: string): number {
+    return Buffer.byteLength(text, 'utf8');
+  }
+
+  /**
+   * `text`'s ids written into `out` from `at`, through a small scratch buffer of bytes: no
+   * byte array as long as the text (a 30 MB tool result would make one of 30 MB, then widen it).
+   */
+  encodeInto(text: string, out: Int32Array, at: number): number {
+    const start = at;
+    const scratch = this.scratch;
+    for (let read = 0; read < text.length;) {
+      // A slice of a flat string is a view, not a copy.
+      const r = this.encoder.encodeInto(read === 0 ? text : text.slice(read), scratch);
+      out.set(scratch.subarray(0, r.written), at);
+      at += r.written;
+      read += r.read;
+    }
+    return at - start;
+  }
+
+  /** Where {@link encodeInto} puts each run of bytes before widening it to ids. */
+  private readonly scratch = new Uint8Array(64 * 1024);
 
   decode(ids: ArrayLike<number>): string {
     const decoder = new TextDecoder('utf-8');

@@ -66,7 +66,7 @@ export class ChatMlTemplate implements ChatTemplate {
   }
 
   private renderMessage(m: CanonicalMessage, ids: IdChunks, tools: readonly ToolSpec[]): void {
-    const enc = (t: string) => ids.add(this.tokenizer.encode(t));
+    const enc = (t: string) => ids.addText(t, this.tokenizer);
     const role = m.role === 'tool' ? 'user' : m.role;
     ids.push(this.sp.imStart);
     enc(`${role}\n`);
@@ -76,7 +76,7 @@ export class ChatMlTemplate implements ChatTemplate {
       for (const part of m.parts) {
         if (!first) enc('\n');
         first = false;
-        if (part.type === 'tool_result') enc(`<tool_response>\n${part.content}\n</tool_response>`);
+        if (part.type === 'tool_result') ids.addJoined(['<tool_response>\n', part.content, '\n</tool_response>'], this.tokenizer);
         else if (part.type === 'text' || part.type === 'thinking') enc(part.text);
         else enc(toolCallJson(part.name, part.arguments));
       }
@@ -99,7 +99,7 @@ export class ChatMlTemplate implements ChatTemplate {
   }
 
   private renderAssistantBody(parts: readonly MessagePart[], ids: IdChunks): void {
-    const enc = (t: string) => ids.add(this.tokenizer.encode(t));
+    const enc = (t: string) => ids.addText(t, this.tokenizer);
     for (const part of parts) {
       if (part.type === 'thinking') { ids.push(this.sp.think); enc(`\n${part.text}\n`); ids.push(this.sp.thinkEnd); enc('\n\n'); }
     }
