@@ -29,6 +29,17 @@ describe('harness fingerprints, from recorded requests', () => {
     expect(print({ ...main, system: main.system.replace('Sun Dec 06 2026', 'Mon Dec 07 2026') })).toEqual(print(main));
   });
 
+  it("Claude Code's per-task billing hash is not a change; its version is", () => {
+    // Recorded from Claude Code 2.1.332: the billing line's last part is a hash of the task's prompt
+    // (4e6 here; 949 and b09 for two ClawGym-Task tasks), the same CLI sending another per task.
+    const cc = fingerprintSource(parseWireRequest('anthropic-messages', recordedRequest('claude-code-2.1.332-main').body).conversation);
+    expect(cc.system).toContain('x-anthropic-billing-header: cc_version=2.1.332.4e6;');
+    const ccPrint = (s: FingerprintSource) => fingerprintOf(s, 'claude-code', { cliVersion: '2.1.332' });
+    expect(ccPrint({ ...cc, system: cc.system.replace('cc_version=2.1.332.4e6', 'cc_version=2.1.332.949') })).toEqual(ccPrint(cc));
+    expect(fingerprintChanges(ccPrint(cc), ccPrint({ ...cc, system: cc.system.replace('cc_version=2.1.332.4e6', 'cc_version=2.1.333.4e6') })))
+      .toEqual([expect.stringMatching(/^system prompt changed/)]);
+  });
+
   it('a changed system prompt is named', () => {
     const changed = { ...main, system: main.system.replace('You are opencode', 'You are OpenCode') };
     expect(fingerprintChanges(print(main), print(changed))).toEqual([expect.stringMatching(/^system prompt changed \(\w{16} → \w{16}\)$/)]);

@@ -39,7 +39,10 @@ export function maskRolloutText(text: string, paths: readonly string[] = []): st
     .replace(/\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,? (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2},? \d{4}/g, '<date>')
     // `Date.prototype.toDateString()`: "Sun Dec 06 2026" (OpenCode).
     .replace(/\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4}\b/g, '<date>')
-    .replace(/\b\d{1,2}\/\d{1,2}\/\d{4}\b/g, '<date>');
+    .replace(/\b\d{1,2}\/\d{1,2}\/\d{4}\b/g, '<date>')
+    // Claude Code's billing line ends its version with a short hash of the task's prompt
+    // (`cc_version=2.1.332.b09`): the same CLI gives another per task.
+    .replace(/(x-anthropic-billing-header: cc_version=\d+\.\d+\.\d+)\.[0-9a-f]+/g, '$1.<prompt>');
 }
 
 /** The source of a fingerprint from a request's canonical conversation. */
