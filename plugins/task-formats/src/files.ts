@@ -31,6 +31,9 @@ export async function copyToWorkspace(dir: string, files: string[], ws: Workspac
 /** Is `p` a folder? */
 export const isDir = async (p: string) => existsSync(p) && (await stat(p)).isDirectory();
 
-/** Sub-folders of `dir` (not hidden), sorted. */
-export const subdirs = async (dir: string) =>
-  (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+/** Sub-folders of `dir` (not hidden), sorted; a link to a folder counts (a split made of links to tasks). */
+export const subdirs = async (dir: string) => {
+  const entries = (await readdir(dir, { withFileTypes: true })).filter((e) => !e.name.startsWith('.'));
+  const dirs = await Promise.all(entries.map(async (e) => e.isDirectory() || (e.isSymbolicLink() && await isDir(join(dir, e.name)))));
+  return entries.filter((_, i) => dirs[i]).map((e) => e.name).sort();
+};

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, isClawGymError, oracleOf, type OracleTurn } from '@clawgym/core';
@@ -72,6 +72,15 @@ describe('ClawGym-Bench loader', () => {
     expect(await ws.list()).toEqual(['photos']);
     expect(await ws.list('photos')).toEqual(['IMG_001.JPG', 'IMG_002.JPG', 'IMG_003.JPG', 'IMG_004.JPG']);
     expect((await oracleOf(tasks[0]!))?.[0]?.toolCalls[0]?.name).toBe('bash');
+  });
+
+  it('loads a folder of links to task folders (a split made of links) as it loads the tasks themselves', async () => {
+    const split = mkdtempSync(join(tmpdir(), 'formats-links-'));
+    dirs.push(split);
+    for (const name of ['rename-photos', 'word-count']) symlinkSync(join(FIX, 'clawgym-bench', name), join(split, name));
+    symlinkSync(join(FIX, 'clawgym-bench', 'word-count', 'data_entry.json'), join(split, 'not-a-task.json'));
+    const tasks = await loadClawGymBench(split);
+    expect(tasks.map((t) => t.id)).toEqual((await loadClawGymBench(join(FIX, 'clawgym-bench'))).map((t) => t.id));
   });
 });
 
