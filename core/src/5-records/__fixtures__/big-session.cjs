@@ -5,7 +5,7 @@
 const { openSync, writeSync, closeSync, mkdirSync } = require('node:fs');
 const { join } = require('node:path');
 const dist = join(__dirname, '..', '..', '..', 'dist');
-const { idsBase64, floatsText } = require(join(dist, 'rollout', 'record-codec.js'));
+const { idsBase64, floatsText } = require(join(dist, '5-records', 'record-codec.js'));
 
 const [mode, target, a, b] = process.argv.slice(2);
 const head = (callIndex, origin) => JSON.stringify({
@@ -55,8 +55,8 @@ if (mode === 'write-v2') {
   });
   console.log(JSON.stringify({ ...res, lastPrompt: 4_500_001 }));
 } else if (mode === 'tree') {
-  const { CallStore } = require(join(dist, 'rollout', 'call-store.js'));
-  const { buildTreeFromStream } = require(join(dist, 'tree', 'build-stream.js'));
+  const { CallStore } = require(join(dist, '5-records', 'call-store.js'));
+  const { buildTreeFromStream } = require(join(dist, '7-tree', 'build-stream.js'));
   (async () => {
     const store = new CallStore(target);
     const heads = [];
