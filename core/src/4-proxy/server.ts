@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Engine } from '../contracts/engine';
 import type { CanonicalMessage } from '../contracts/messages';
-import type { ModelCallRecord, RecordStore } from '../contracts/records';
+import type { CallHead, ModelCallRecord, RecordStore } from '../contracts/records';
 import type { FingerprintSource } from '../3-harness/fingerprint/fingerprint';
 import { messageOf } from '../errors';
 import { answerCall, type CallSettings } from './call';
@@ -168,6 +168,20 @@ export class ServingProxy {
   /** The recorded calls of a session, in order. */
   records(rolloutId: string): Promise<ModelCallRecord[]> {
     return this.o.store.read(rolloutId);
+  }
+
+  /** The recorded calls of a session one at a time, in order: read in the memory of a few records. */
+  async *stream(rolloutId: string): AsyncGenerator<ModelCallRecord> {
+    if (this.o.store.stream) yield* this.o.store.stream(rolloutId);
+    else yield* await this.o.store.read(rolloutId);
+  }
+
+  /** The recorded calls of a session without their prompt ids, in order (what reports and the pool read). */
+  async heads(rolloutId: string): Promise<CallHead[]> {
+    const out: CallHead[] = [];
+    if (this.o.store.heads) for await (const h of this.o.store.heads(rolloutId)) out.push(h);
+    else for (const { promptIds, ...r } of await this.o.store.read(rolloutId)) out.push({ ...r, promptLength: promptIds.length });
+    return out;
   }
 
   /** Close a session once its in-flight calls are recorded; returns its infra failure, if any. */

@@ -1,11 +1,10 @@
-import type { ModelCallRecord } from '../contracts/records';
+import type { CallHead, ModelCallRecord } from '../contracts/records';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { floatsOf, idsOf } from './record-codec';
 import { fileLines, jsonIdsCount, jsonIdsOf } from './record-lines';
 import { ChainPlanner, type Placed } from './record-chains';
 
-/** A record without its prompt's ids: what statistics read (the ids of a long session are most of its size). */
-export type CallHead = Omit<ModelCallRecord, 'promptIds'> & { promptLength: number };
+export type { CallHead } from '../contracts/records';
 
 /** A line's JSON without its prompt ids (format 2 fields, or an older line's arrays). */
 type Head = Omit<ModelCallRecord, 'promptIds' | 'outputIds' | 'outputLogprobs'> & {

@@ -1,6 +1,6 @@
 import type { Harness } from '../contracts/harness';
 import type { CanonicalMessage } from '../contracts/messages';
-import type { ModelCallRecord } from '../contracts/records';
+import type { CallSummary } from '../contracts/records';
 import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
 import type { InfraClass, RolloutOutcome } from '../contracts/tree';
@@ -32,7 +32,12 @@ export interface RolloutReport extends RolloutResult {
   verdict?: Verdict;
   /** For an infra-error: which part failed (see {@link InfraClass}). */
   infraClass?: InfraClass;
-  records: ModelCallRecord[];
+  /**
+   * Each call of the final attempt, in order. The built-in runner keeps heads (no prompt ids):
+   * a session's ids stay in the store, from which the step streams them (see `trainOn`), so a
+   * step's reports hold what statistics need and no rollout's prompts.
+   */
+  records: readonly CallSummary[];
   /** The harness process's exit in the sandbox (absent when it never ran to an end). */
   exit?: { code: number | null; timedOut: boolean };
   /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
@@ -186,7 +191,7 @@ export class RolloutRunner {
     let mark = started;
     const lap = () => { const now = Date.now(); const ms = now - mark; mark = now; return ms; };
     let startupExpired = false;
-    let records: ModelCallRecord[] = [];
+    let records: CallSummary[] = [];
     let fingerprint: HarnessFingerprint | undefined;
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
@@ -224,7 +229,7 @@ export class RolloutRunner {
       phases.harnessMs = lap();
       exit = { code: result.exitCode, timedOut: result.timedOut };
       const closed = await this.o.proxy.closeSession(sessionId);
-      records = await this.o.proxy.records(sessionId);
+      records = await this.o.proxy.heads(sessionId);
       const firstMain = this.o.proxy.firstMainCall(sessionId);
       if (firstMain) {
         const box = sandbox;
@@ -252,7 +257,7 @@ export class RolloutRunner {
       details = err instanceof InfraError ? err.message : `runner failure: ${messageOf(err)}`;
       verdict = undefined;
       await this.o.proxy.closeSession(sessionId).catch(() => undefined);
-      records = await this.o.proxy.records(sessionId).catch(() => []);
+      records = await this.o.proxy.heads(sessionId).catch(() => []);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       await sandbox?.destroy().catch(() => undefined);

@@ -1,22 +1,34 @@
-import type { ModelCallRecord } from '../contracts/records';
+import type { CallSummary, ModelCallRecord } from '../contracts/records';
 import type { RolloutTree } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
 import { buildTree, type RolloutInfo } from './builder';
+import { buildTreeFromStream } from './build-stream';
 import { applyFilters } from './filters';
 
 /**
- * Trees of a step's rollouts: built from their calls, passed through the built-in filters
- * (the config's `tree` section), then through the `onTreeBuilt` waterfall.
+ * A rollout's calls as the step gets them: the whole list a caller already holds, or the calls'
+ * heads with a stream of the full records (read from the store one at a time, so a rollout's
+ * prompts are never all in memory at once).
  */
-export async function buildStepTrees(
-  kernel: Kernel,
-  rollouts: readonly { records: readonly ModelCallRecord[]; info: RolloutInfo }[],
-  messageEndId: number,
-): Promise<RolloutTree[]> {
+export type StepCalls =
+  | { records: readonly ModelCallRecord[] }
+  | { calls: Iterable<CallSummary>; stream: () => AsyncIterable<ModelCallRecord> };
+
+/** One rollout of a step: its calls and what its tree says of it. */
+export type StepRollout = StepCalls & { info: RolloutInfo };
+
+/**
+ * Trees of a step's rollouts: built from their calls, passed through the built-in filters
+ * (the config's `tree` section), then through the `onTreeBuilt` waterfall. Built one rollout
+ * after another: a streamed rollout's records are read while its tree is built, and let go after.
+ */
+export async function buildStepTrees(kernel: Kernel, rollouts: readonly StepRollout[], messageEndId: number): Promise<RolloutTree[]> {
   const trees: RolloutTree[] = [];
   for (const r of rollouts) {
-    const tree = applyFilters(buildTree(r.records, r.info, { messageEndId }), kernel.config.tree);
-    trees.push(await kernel.hooks.onTreeBuilt.promise(tree));
+    const built = 'records' in r
+      ? buildTree(r.records, r.info, { messageEndId })
+      : await buildTreeFromStream(r.calls, r.stream(), r.info, { messageEndId });
+    trees.push(await kernel.hooks.onTreeBuilt.promise(applyFilters(built, kernel.config.tree)));
   }
   return trees;
 }

@@ -99,6 +99,27 @@ export interface RecordStore {
   append(record: ModelCallRecord): Promise<void>;
   /** Every record of a rollout, in call order. */
   read(rolloutId: string): Promise<ModelCallRecord[]>;
+  /** The records one at a time, in call order (a store without it is read whole by {@link read}). */
+  stream?(rolloutId: string): AsyncIterable<ModelCallRecord>;
+  /** The records without their prompt ids, in call order: what statistics read. */
+  heads?(rolloutId: string): AsyncIterable<CallHead>;
   close(rolloutId: string): Promise<void>;
   closeAll(): Promise<void>;
+}
+
+/** A record without its prompt's ids: what statistics read (the ids of a long session are most of its size). */
+export type CallHead = Omit<ModelCallRecord, 'promptIds'> & { promptLength: number };
+
+/**
+ * What a rollout's report holds of each call: its head, and its prompt ids only where a runner
+ * had them in memory anyway (the built-in runner reads heads; the step streams the ids from the store).
+ */
+export type CallSummary = Omit<ModelCallRecord, 'promptIds'> & { promptLength?: number; promptIds?: ModelCallRecord['promptIds'] };
+
+/** How many prompt tokens a call had, from its head or its ids. */
+export const promptLengthOf = (c: CallSummary): number => c.promptLength ?? c.promptIds?.length ?? 0;
+
+/** Where the step reads a rollout's full records from, one at a time. */
+export interface RecordSource {
+  stream(rolloutId: string): AsyncIterable<ModelCallRecord>;
 }

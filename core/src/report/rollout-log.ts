@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { ModelCallRecord } from '../contracts/records';
+import { promptLengthOf, type CallSummary, type ModelCallRecord } from '../contracts/records';
 import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { RolloutPhases, RolloutReport } from '../6-rollout/runner';
 import { driftStats } from '../5-records/drift-stats';
@@ -91,7 +91,7 @@ function treeEntry(tree: RolloutTree, advantages?: AdvantageResult): RolloutEntr
   return { nodes, ...(tree.dropped ? { dropped: tree.dropped } : {}), trainedTokens, untrainedTokens };
 }
 
-function versions(records: readonly ModelCallRecord[]): [number, number] | undefined {
+function versions(records: readonly CallSummary[]): [number, number] | undefined {
   if (!records.length) return undefined;
   let lo = Infinity; let hi = -Infinity;
   for (const r of records) { lo = Math.min(lo, r.policyVersion); hi = Math.max(hi, r.policyVersion); }
@@ -116,7 +116,7 @@ export function rolloutEntryOf(step: number, report: RolloutReport, tree?: Rollo
     durationMs: report.durationMs, calls: report.records.length,
     tito: { reuse: t.reuse, forks: t.forks, retry: t.retry, side: t.side, failed: t.failed },
     drift: { clean: d.clean, realigned: d.realigned, fork: d.fork },
-    promptTokens: report.records.reduce((n, r) => n + r.promptIds.length, 0),
+    promptTokens: report.records.reduce((n, r) => n + promptLengthOf(r), 0),
     outputTokens: report.records.reduce((n, r) => n + r.outputIds.length, 0),
     ...(versions(report.records) ? { policy: versions(report.records) } : {}),
     ...(trainedAt !== undefined ? { trainedAt } : {}),

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelCallRecord } from '../contracts/records';
+import type { CallHead, ModelCallRecord, RecordStore } from '../contracts/records';
 import type { ResolvedConfig } from '../config/schema';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { evalRollout, evaluate, type EvalRollout } from '../eval/evaluate';
 import { oracleEngine } from '../eval/oracle';
 import { Tokens } from './tokens';
 import { saveCheckpoint } from '../9-train/checkpoint';
-import { buildStepTrees } from '../7-tree/step-trees';
+import { buildStepTrees, type StepCalls } from '../7-tree/step-trees';
 import { Rng } from '../util/rng';
 import { composeRun } from './compose';
 
@@ -64,7 +64,6 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
     const demos = s.scope(demosDir, o.name);
     const store = demos.resolve(Tokens.CallStore);
     let played: EvalRollout[];
-    let recordsOf: (r: EvalRollout) => Promise<ModelCallRecord[]>;
     if (o.reuseDemos) {
       // The demonstrations a previous sft of this config played (to try other steps or lr
       // without playing them again): the same tasks through the same harnesses, or an error.
@@ -76,21 +75,20 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
       if (want.size !== have.size || [...want].some((k) => !have.has(k))) {
         throw new ClawGymError(ErrorCodes.USAGE, `--reuse-demos: the demonstrations at ${demosDir} were played for other tasks or harnesses (${have.size} task x harness pairs there, ${want.size} asked for with --demos ${o.demos}); drop --reuse-demos to play them again`);
       }
-      recordsOf = (r) => store.read(r.sessionId ?? r.rolloutId); // eval.json files older than sessionId lack it
       o.log(`reusing ${played.length} played rollouts from ${demosDir}\n`);
     } else {
       o.log(`playing ${tasks.length} train tasks x ${harnesses.length} harness(es) with the oracle to make demonstrations…\n`);
       const reports = (await evaluate({
         scope: demos, tasks, harnesses, engine: (taskOf) => oracleEngine(taskOf, engine), k: 1, maxTokens: 1 << 20,
       })).reports;
-      const byId = new Map(reports.map((r) => [r.rolloutId, r.records]));
       played = reports.map(evalRollout);
-      recordsOf = async (r) => byId.get(r.rolloutId) ?? [];
     }
     const categoryOf = new Map(tasks.map((t) => [t.id, t.category]));
     const passed = played.filter((x) => x.pass);
+    // Each demonstration's records are streamed from the store while its tree is built (played
+    // now or reused, they are in the same store): never every rollout's prompts at once.
     const trees = await buildStepTrees(kernel, await Promise.all(passed.map(async (r) => ({
-      records: await recordsOf(r),
+      ...await streamed(store, r.sessionId ?? r.rolloutId), // eval.json files older than sessionId lack it
       info: { rolloutId: r.sessionId ?? r.rolloutId, taskId: r.taskId, category: categoryOf.get(r.taskId) ?? '', harness: r.harness, outcome: r.outcome, reward: r.reward },
     }))), engine.chatTemplate.stopIds[0]!);
     const { steps, stopAfter } = o;
@@ -111,4 +109,13 @@ export async function sftRun(o: SftRunOptions): Promise<void> {
   } finally {
     await s.dispose();
   }
+}
+
+/** A rollout's heads (one pass, no prompt ids) and a stream of its full records, from the store. */
+async function streamed(store: RecordStore, rolloutId: string): Promise<StepCalls> {
+  // A store of a plugin's without a streamed reader is read whole, as it was before.
+  if (!store.heads || !store.stream) return { records: await store.read(rolloutId) };
+  const calls: CallHead[] = [];
+  for await (const h of store.heads(rolloutId)) calls.push(h);
+  return { calls, stream: () => store.stream!(rolloutId) };
 }

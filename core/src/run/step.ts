@@ -6,7 +6,9 @@ import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
 import type { HarnessSlot } from '../6-rollout/tokens';
 import type { RolloutJob, RolloutReport, RolloutRunner } from '../6-rollout/runner';
-import { buildStepTrees } from '../7-tree/step-trees';
+import { buildStepTrees, type StepCalls } from '../7-tree/step-trees';
+import type { ModelCallRecord, RecordSource } from '../contracts/records';
+import { ClawGymError, ErrorCodes } from '../errors';
 import { computeStepAdvantages } from '../8-advantage/step-advantages';
 import { isTrainable } from '../7-tree/trainable';
 import { Rng } from '../util/rng';
@@ -20,6 +22,11 @@ export interface StepServices {
   policyLoss: PolicyLoss;
   tasks: readonly Task[];
   harnesses: readonly HarnessSlot[];
+  /**
+   * Where the rollouts' full records are read from, one at a time, while each tree is built (the
+   * run's proxy, over its store). Without it, reports must carry their records' prompt ids.
+   */
+  records?: RecordSource;
 }
 
 /** How a step went: its rollouts and trees, and the trainer's metrics (none when nothing was trainable). */
@@ -70,13 +77,26 @@ export async function runStep(s: StepServices, step: number, attempt: number, si
 }
 
 /**
+ * A report's calls for its tree: streamed from the store when the step has one (the report holds
+ * heads only), else the records the report itself carries (a runner that kept them in memory).
+ */
+function callsOf(source: RecordSource | undefined, r: RolloutReport): StepCalls {
+  if (source) return { calls: r.records, stream: () => source.stream(r.sessionId) };
+  const records = r.records.filter((c): c is ModelCallRecord => c.promptIds !== undefined);
+  if (records.length !== r.records.length) {
+    throw new ClawGymError(ErrorCodes.RECORDS_INVALID, `rollout ${r.sessionId}: its report holds call heads without prompt ids, and the step was given no record source to read them from`, { hint: 'pass the run\'s proxy (or its call store) as `records` in the step services' });
+  }
+  return { records };
+}
+
+/**
  * The trainer's half of a step, on rollouts already run: trees (built-in filters, then
  * `onTreeBuilt`), advantages, one trainer step, and the engine's new weights. The synchronous
  * loop gives it the step's own rollouts; the asynchronous one the freshest finished groups.
  */
 export async function trainOn(s: StepServices, reports: RolloutReport[]): Promise<{ trees: RolloutTree[]; train?: TrainMetrics; advantages?: AdvantageResult }> {
   const trees = await buildStepTrees(s.kernel, reports.map((r) => ({
-    records: r.records,
+    ...callsOf(s.records, r),
     info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
   })), s.engine.chatTemplate.stopIds[0]!);
   if (!trees.some(isTrainable)) return { trees };

@@ -114,7 +114,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const socketPath = s.container.resolve(Tokens.ProxySocket);
 
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
-  const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses };
+  const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses, records: proxy };
   let asyncLoop: AsyncLoop | undefined;
   const infra = new InfraGuard(config.run.maxInfraSteps);
   // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it is told, naming what changed.
