@@ -6,8 +6,9 @@ const { GoogleGenAI } = require('@google/genai') as typeof import('@google/genai
 import { startScriptedProxy } from '../testing';
 import type { ScriptedTurn } from './engine/scripted';
 
-// The client is @google/genai 1.30.0, the version Gemini CLI 0.61.0 bundles (its requests say
-// `x-goog-api-client: google-genai-sdk/1.30.0`). Google's server is not open source: what it
+// The client is @google/genai as installed (the devDependency ^1.30.0: 1.52.0 at this writing);
+// Gemini CLI 0.61.0 bundles 1.30.0 (its requests say `x-goog-api-client: google-genai-sdk/1.30.0`),
+// and the CLI itself runs end to end in its e2e test. Google's server is not open source: what it
 // accepts and refuses here is read from that SDK's types and from the requests the CLI sent; the
 // CLI itself runs against the proxy in plugins/harness-gemini-cli/src/gemini-cli.e2e.test.ts.
 
