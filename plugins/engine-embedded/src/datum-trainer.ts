@@ -1,4 +1,4 @@
-import { ClawGymError, ErrorCodes, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer, type LossReduction } from '@clawgym/core';
+import { ClawGymError, datumTokenLoss, ErrorCodes, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer, type LossReduction } from '@clawgym/core';
 import { zerosLike, type ForwardResult, type Params } from './model';
 import type { SharedPolicy } from './policy';
 
@@ -91,7 +91,7 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
       for (let t = 0; t < n; t++) {
         const w = datum.weights[t]!;
         if (w === 0) continue;
-        const { value, dlogp } = tokenLoss(loss, logprobs[t]!, datum.logprobs?.[t] ?? 0, datum.advantages?.[t] ?? 0, config);
+        const { value, dlogp } = datumTokenLoss(loss, logprobs[t]!, datum.logprobs?.[t] ?? 0, datum.advantages?.[t] ?? 0, config);
         total += scale * w * value;
         const g = scale * w * dlogp;
         if (g === 0) continue;
@@ -122,16 +122,4 @@ export class EmbeddedDatumTrainer implements DatumTrainer {
     this.scored.clear();
     return { gradNorm };
   }
-}
-
-/** One token's loss and its derivative in logp, as the Tinker API defines each loss. */
-function tokenLoss(loss: DatumLoss, logp: number, sampled: number, a: number, c: DatumLossConfig): { value: number; dlogp: number } {
-  if (loss === 'cross_entropy') return { value: -logp, dlogp: -1 };
-  const r = Math.exp(logp - sampled);
-  if (loss === 'importance_sampling') return { value: -r * a, dlogp: -r * a };
-  const lo = c.clipLowThreshold ?? 0.8;
-  const hi = c.clipHighThreshold ?? 1.2;
-  const clipped = Math.min(Math.max(r, lo), hi);
-  // −min(r·A, clip(r)·A): the gradient flows where the unclipped term is the smaller one.
-  return r * a <= clipped * a ? { value: -r * a, dlogp: -r * a } : { value: -clipped * a, dlogp: 0 };
 }
