@@ -85,7 +85,7 @@ function packageDirOf(entry: string): string {
 }
 
 /** Resolve with Node's own algorithm, as a module in `fromDir` would (never a bundler's or jest's mapping). */
-function tryResolve(candidate: string, fromDir: string): string | undefined {
+export function tryResolve(candidate: string, fromDir: string): string | undefined {
   try {
     const requireFrom = createRequire(join(fromDir, '__clawgym_resolve__.js'));
     return requireFrom.resolve(candidate.startsWith('.') ? resolvePath(fromDir, candidate) : candidate);

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
 import { byteChatMl } from '../4-proxy/engine/byte-chatml';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { modelSupport } from '../util/installed';
+import { modelSupport } from '../kernel/installed';
 
 /**
  * The tokenizer a run's ids are read with: `--tokenizer`, else the model folder its frozen

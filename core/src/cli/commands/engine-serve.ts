@@ -1,4 +1,4 @@
-import { requireInstalled } from '../../util/installed';
+import { requireInstalled } from '../../kernel/installed';
 
 export interface EngineServeOptions {
   config?: string;

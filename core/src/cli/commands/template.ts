@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf } from '../../errors';
-import { modelSupport } from '../../util/installed';
+import { modelSupport } from '../../kernel/installed';
 import { anthropicMessages } from '../../4-proxy/wire/anthropic';
 import { geminiGenerateContent } from '../../4-proxy/wire/gemini';
 import { openAiChat } from '../../4-proxy/wire/openai-chat';

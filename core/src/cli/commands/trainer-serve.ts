@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { requireInstalled } from '../../util/installed';
+import { requireInstalled } from '../../kernel/installed';
 
 export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean; tokenizer?: string; baseModel?: string }
 

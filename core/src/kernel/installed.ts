@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { ClawGymError, ErrorCodes } from '../errors';
 import type { ModelSupport } from '../contracts/engine';
+import { ClawGymError, ErrorCodes } from '../errors';
+import { tryResolve } from './resolve';
 
 /**
  * A package that only some commands need (`@clawgym/model-hf` for reading ids with a Hugging Face
@@ -9,16 +8,8 @@ import type { ModelSupport } from '../contracts/engine';
  * When neither has it: an error naming what needs it and the line that installs it.
  */
 export function requireInstalled<T>(name: string, fromDir: string, neededFor: string): T {
-  for (const from of [join(fromDir, 'package.json'), __filename]) {
-    let entry: string;
-    try {
-      entry = createRequire(from).resolve(name);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') continue;
-      throw err;
-    }
-    return require(entry) as T;
-  }
+  const entry = tryResolve(name, fromDir) ?? tryResolve(name, __dirname);
+  if (entry) return require(entry) as T;
   throw new ClawGymError(ErrorCodes.PLUGIN_NOT_FOUND, `${neededFor} needs the package ${name}, which is not installed here (looked from ${fromDir})`, {
     hint: `npm i -D ${name}`,
   });
