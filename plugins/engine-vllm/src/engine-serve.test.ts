@@ -28,8 +28,8 @@ afterAll(() => {
 });
 
 /** Start `clawgym engine serve` and resolve to its URL. */
-async function startServer(flags: string[] = []): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [bin, 'engine', 'serve', '--config', join(dir, 'clawgym.config.mjs'), '--port', '0', ...flags], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startServer(flags: string[] = [], configFile = 'clawgym.config.mjs'): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [bin, 'engine', 'serve', '--config', join(dir, configFile), '--port', '0', ...flags], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';
@@ -62,14 +62,19 @@ function scored(policy: SharedPolicy, tokens: readonly number[]): number[] {
 const client = (flavor: 'vllm' | 'sglang', replicas: string[], o: Partial<TokenIdEngineOptions> = {}) =>
   createTokenIdEngine({ flavor, replicas, model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000, ...o });
 
+/** A config that serves the embedded model of this shape. */
+function writeConfig(file: string, shape: typeof model): void {
+  writeFileSync(join(dir, file), [
+    `import m from ${JSON.stringify(plugin)};`,
+    'const embedded = m.default ?? m;',
+    `export default { plugins: [embedded()], engine: { use: 'embedded', options: { model: ${JSON.stringify(shape)} } }, run: { outDir: ${JSON.stringify(join(dir, 'runs'))} } };`,
+  ].join('\n'));
+  writeFileSync(join(dir, 'package.json'), '{"name":"engine-serve-test","private":true}');
+}
+
 describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clients', () => {
   it('serves the embedded model, loads published weights through both protocols, and fails over when a replica is killed', async () => {
-    writeFileSync(join(dir, 'clawgym.config.mjs'), [
-      `import m from ${JSON.stringify(plugin)};`,
-      'const embedded = m.default ?? m;',
-      `export default { plugins: [embedded()], engine: { use: 'embedded', options: { model: ${JSON.stringify(model)} } }, run: { outDir: ${JSON.stringify(join(dir, 'runs'))} } };`,
-    ].join('\n'));
-    writeFileSync(join(dir, 'package.json'), '{"name":"engine-serve-test","private":true}');
+    writeConfig('clawgym.config.mjs', model);
     // The kinder behaviours, asked for: vLLM's unreleased disk weight transfer, SGLang's pause modes.
     const kind = ['--vllm-disk-transfer', '--sglang', 'modes'];
     const [a, b] = await Promise.all([startServer(kind), startServer(kind)]);
@@ -135,7 +140,11 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
     b.child.kill('SIGTERM');
   }, 60_000);
   it('as SGLang 0025436e by default: pause_generation aborts what runs, so the client syncs without pausing; as released vLLM: no disk route', async () => {
-    const [old] = await Promise.all([startServer()]);
+    // A context long enough that the call below decodes for a while on any machine (4,000 tokens),
+    // so that it is still running when the pause comes.
+    const long = { ...model, context: 4096 };
+    writeConfig('long.config.mjs', long);
+    const old = await startServer([], 'long.config.mjs');
     // A pause aborts the call in flight: SGLang's finish_reason "abort".
     const sglang = client('sglang', [old.url]);
     const running = collect(sglang.generate({ ...request('held'), sampling: { ...request('held').sampling, maxTokens: 4000, stopIds: [] } }));
@@ -147,7 +156,7 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
     await fetch(`${old.url}/continue_generation`, { method: 'POST' });
     expect((await (await fetch(`${old.url}/model_info`)).status)).toBe(404);
     // The client learns that from /openapi.json and loads without a pause; the next call runs on the new weights.
-    const next = new SharedPolicy(config, cpuKernels(), 321);
+    const next = new SharedPolicy({ ...config, ...long }, cpuKernels(), 321);
     next.version = 1;
     await sglang.syncWeights!(await publishPolicy(next, join(dir, 'weights-old')));
     expect((await collect(sglang.generate(request('after')))).length).toBeGreaterThan(0);
