@@ -78,7 +78,10 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     expect(resumed.stderr).not.toContain('EADDRINUSE');
     expect(resumed.status).toBe(0);
     expect(resumed.stdout).toContain('finished after step 1');
-    expect(lines(join(runDir, 'metrics.jsonl')).map((l) => `${l.kind}:${l.step}`)).toEqual(['eval:0', 'step:1', 'eval:1']);
+    // The reporters mark where the run started and where it was resumed (runStart), then each event once.
+    const events = lines(join(runDir, 'metrics.jsonl'));
+    expect(events.map((l) => `${l.kind}:${l.step}`)).toEqual(['info:0', 'eval:0', 'step:1', 'info:1', 'eval:1']);
+    expect(events.filter((l) => l.kind === 'info').map((l) => (l.values as Record<string, unknown>).event)).toEqual(['start', 'resume']);
     // The restarted evaluation used fresh ids; every call file holds one attempt, indices 0..n-1.
     const files = readdirSync(evalCalls);
     expect(files.filter((f) => f.endsWith('-a2.jsonl')).length).toBe(2);

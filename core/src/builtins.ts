@@ -10,6 +10,8 @@ import { detectMachine } from './2-sandbox/machine';
 import { htmlReporter } from './report/reporters';
 import { tensorboardReporter } from './report/tensorboard/reporter';
 import { clippedTisLoss } from './9-train/policy-loss';
+import { applyFilters, type FilterOptions } from './7-tree/filters';
+import { HookStage } from './kernel/hooks';
 import type { Kernel } from './kernel/kernel';
 import { CORE_VERSION } from './version';
 import { ClawGymError, ErrorCodes, messageOf } from './errors';
@@ -82,14 +84,17 @@ const LocalSandboxOptionsSchema = z.strictObject({
 });
 
 /**
- * What ships with core, loaded into every kernel like any plugin: the scripted engine, the local sandbox (bubblewrap; plain processes only with allowUnisolated), the
- * `tensorboard` and `html` reporters and the `clipped-tis` policy loss. The composition root
- * (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
+ * What ships with core, loaded into every kernel like any plugin: the scripted engine, the local
+ * sandbox (bubblewrap; plain processes only with allowUnisolated), the `tensorboard` and `html`
+ * reporters, the `clipped-tis` policy loss, and the built-in tree filters (the config's `tree`
+ * section) as the first tap on `onTreeBuilt`, so plugins' taps see filtered trees. The
+ * composition root (`run/create-kernel.ts`) applies them; the kernel itself knows no provider.
  */
 export const builtins = definePlugin({
   name: 'clawgym:core',
-  options: z.strictObject({ localSandbox: LocalSandboxOptionsSchema.optional() }),
+  options: z.strictObject({ localSandbox: LocalSandboxOptionsSchema.optional(), tree: z.custom<FilterOptions>((v) => typeof v === 'object' && v !== null) }),
   apply(api, options) {
+    api.hooks.onTreeBuilt.tap({ stage: HookStage.EARLY }, (tree) => applyFilters(tree, options.tree));
     api.provide.engine(scripted);
     api.provide.sandbox(checkedLocalSandbox({ ...options.localSandbox, log: (m) => api.log.warn(m) }));
     api.provide.reporter(tensorboardReporter());
@@ -104,5 +109,5 @@ export function useBuiltins(kernel: Kernel): Promise<void> {
   const slot = kernel.config.sandbox;
   const parsed = typeof slot !== 'string' && slot.use === 'local' ? parseWithSchema(LocalSandboxOptionsSchema, slot.options, 'sandbox.options') : undefined;
   const local = parsed?.rootfs === undefined ? parsed : { ...parsed, rootfs: resolve(kernel.config.rootDir, parsed.rootfs) };
-  return kernel.use(builtins(local ? { localSandbox: local } : {}), { packageName: '@clawgym/core', version: CORE_VERSION });
+  return kernel.use(builtins({ ...(local ? { localSandbox: local } : {}), tree: kernel.config.tree }), { packageName: '@clawgym/core', version: CORE_VERSION });
 }

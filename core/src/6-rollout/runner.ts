@@ -42,8 +42,6 @@ export interface RolloutReport extends RolloutResult {
   exit?: { code: number | null; timedOut: boolean };
   /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
   phases?: RolloutPhases;
-  /** What the harness sent the model besides the task (its first main call), when it made one. */
-  fingerprint?: HarnessFingerprint;
 }
 
 /** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */

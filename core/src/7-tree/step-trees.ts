@@ -3,7 +3,6 @@ import type { RolloutTree } from '../contracts/tree';
 import type { Kernel } from '../kernel/kernel';
 import { buildTree, type RolloutInfo } from './builder';
 import { buildTreeFromStream } from './build-stream';
-import { applyFilters } from './filters';
 
 /**
  * A rollout's calls as the step gets them: the whole list a caller already holds, or the calls'
@@ -18,8 +17,8 @@ export type StepCalls =
 export type StepRollout = StepCalls & { info: RolloutInfo };
 
 /**
- * Trees of a step's rollouts: built from their calls, passed through the built-in filters
- * (the config's `tree` section), then through the `onTreeBuilt` waterfall. Built one rollout
+ * Trees of a step's rollouts: built from their calls, then passed through the `onTreeBuilt`
+ * waterfall, whose first tap is core's built-in filters (the config's `tree` section). Built one rollout
  * after another: a streamed rollout's records are read while its tree is built, and let go after.
  */
 export async function buildStepTrees(kernel: Kernel, rollouts: readonly StepRollout[], messageEndId: number): Promise<RolloutTree[]> {
@@ -28,7 +27,7 @@ export async function buildStepTrees(kernel: Kernel, rollouts: readonly StepRoll
     const built = 'records' in r
       ? buildTree(r.records, r.info, { messageEndId })
       : await buildTreeFromStream(r.calls, r.stream(), r.info, { messageEndId });
-    trees.push(await kernel.hooks.onTreeBuilt.promise(applyFilters(built, kernel.config.tree)));
+    trees.push(await kernel.hooks.onTreeBuilt.promise(built));
   }
   return trees;
 }

@@ -48,6 +48,18 @@ describe('step pipeline: filters, onTreeBuilt, the algorithm, computeAdvantage',
     expect(tree!.reward).toBe(0.75);
     expect(tree!.filterCounts).toMatchObject({ shaped: 1, 'dead-leaf': expect.any(Number), auxiliary: 0 });
     expect(tree!.filterCounts['dead-leaf']).toBeGreaterThan(0);
+    // The built-in filters are core's own tap, first: plugins' taps see filtered trees.
+    expect(kernel.hooks.onTreeBuilt.taps.map((t) => t.name)).toEqual(['clawgym:core', 'acme:shaping']);
+  });
+
+  it('filters by the config: the built-in tap reads the tree section (dead leaves kept when asked)', async () => {
+    const treeOf = async (tree?: Record<string, unknown>) => (await buildStepTrees(await createTestKernel({ config: tree ? { tree } : {} }), [{ records: simulateRollout(['step', 'retry', 'step'], 2), info: info('r1', 'agentloop', 1) }], messageEndId))[0]!;
+    const dropped = await treeOf();
+    expect(dropped.filterCounts['dead-leaf']).toBeGreaterThan(0);
+    expect(dropped.nodes.some((n) => n.removedBy !== undefined)).toBe(true);
+    const kept = await treeOf({ dropDeadLeaves: false });
+    expect(kept.filterCounts['dead-leaf']).toBe(0);
+    expect(kept.nodes.some((n) => n.removedBy !== undefined)).toBe(false);
   });
 
   it('dispatches to the selected algorithm only, then lets computeAdvantage taps reshape its result', async () => {

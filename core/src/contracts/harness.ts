@@ -89,3 +89,18 @@ export interface CallRequestInfo {
 
 /** One tool call of an oracle turn. */
 export type OracleToolCall = OracleTurn['toolCalls'][number];
+
+/**
+ * What a harness sends the model besides the task, in short: a hash of its system prompt, each
+ * tool's name with a hash of its schema (description and parameters), and the CLI's version. A
+ * release that changes any of them changes what the policy is trained on.
+ */
+
+export interface HarnessFingerprint {
+  harness: string;
+  cliVersion?: string;
+  /** sha256 of the system prompt (first 16 hex digits), per-rollout text masked (`maskRolloutText`). */
+  system: string;
+  /** Tool name → sha256 of its description and parameters (first 16 hex digits), sorted by name. */
+  tools: Record<string, string>;
+}

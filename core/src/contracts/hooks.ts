@@ -1,4 +1,5 @@
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from 'tapable';
+import type { HarnessFingerprint } from './harness';
 import type { ModelCallRecord } from './records';
 import type { AdvantageInput, AdvantageResult, RolloutOutcome, RolloutTree } from './tree';
 
@@ -26,6 +27,8 @@ export interface RolloutResult {
   details: string;
   calls: number;
   durationMs: number;
+  /** What the harness sent the model besides the task (its first main call), when it made one. */
+  fingerprint?: HarnessFingerprint;
 }
 
 export interface RunInfo { runId: string; runDir: string }

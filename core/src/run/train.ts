@@ -41,14 +41,23 @@ async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean)
 }
 
 /**
- * The run's own parts are taps like any plugin's: the live display counts generated tokens on
- * `onModelCall`; the reporters get each step's metrics on `stepEnd` (before plugins' taps) and
- * render on `runEnd` (first, so a failing plugin tap cannot keep the report from being written).
+ * The run's own parts are taps like any plugin's: the reporters write a line when the run starts
+ * or resumes with work to do (`runStart`), get each step's metrics (`stepEnd`, before plugins' taps) and render
+ * (`runEnd`, first, so a failing plugin tap cannot keep the report from being written); the live
+ * display starts each step's count (`stepStart`) and counts generated tokens (`onModelCall`); the
+ * fingerprint watch compares what each harness sent with what it sent first (`afterRollout`).
  */
-function tapRunParts(kernel: Kernel, reporting: Reporting, progress: ProgressTracker): void {
-  kernel.hooks.onModelCall.tapPromise({ name: 'clawgym:progress', stage: HookStage.LATE }, async (r) => { progress.generated += r.outputIds.length; });
-  kernel.hooks.stepEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, (r) => reporting.emit({ kind: 'step', step: r.step, time: Date.now(), values: r.metrics }));
-  kernel.hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
+function tapRunParts(kernel: Kernel, parts: { reporting: Reporting; progress: ProgressTracker; fingerprints: FingerprintWatch; startStep: number; idle: boolean; rolloutsPerStep: number }): void {
+  const { reporting, progress, fingerprints } = parts;
+  const hooks = kernel.hooks;
+  hooks.runStart.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => {
+    if (!parts.idle) await reporting.emit({ kind: 'info', step: parts.startStep, time: Date.now(), values: { event: parts.startStep === 0 ? 'start' : 'resume' } });
+  });
+  hooks.stepStart.tapPromise({ name: 'clawgym:progress', stage: HookStage.EARLY }, async ({ step }) => progress.phase('rollouts', step, parts.rolloutsPerStep));
+  hooks.onModelCall.tapPromise({ name: 'clawgym:progress', stage: HookStage.LATE }, async (r) => { progress.generated += r.outputIds.length; });
+  hooks.afterRollout.tapPromise({ name: 'clawgym:fingerprints', stage: HookStage.EARLY }, (r) => fingerprints.observe([r.fingerprint], r.request.step === 0 ? 'held-out evaluation' : `step ${r.request.step}`));
+  hooks.stepEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, (r) => reporting.emit({ kind: 'step', step: r.step, time: Date.now(), values: r.metrics }));
+  hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
 }
 
 export interface TrainOptions {
@@ -89,7 +98,12 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const trainer = s.trainer!;
   // eslint-disable-next-line no-console
   const reporting = new Reporting(s.reporters, { runId: name, runDir }, o.logger ?? { info: (m) => console.log(m), warn: (m) => console.warn(`warning: ${m}`) });
-  tapRunParts(kernel, reporting, progress);
+  // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it is told, naming what changed.
+  const fingerprints = new FingerprintWatch(runDir, (m) => (o.logger ?? { warn: (x: string) => console.warn(`warning: ${x}`) }).warn(m));
+  tapRunParts(kernel, { reporting, progress, fingerprints, startStep: state.state.step,
+    // A resume of a finished, evaluated run trains and evaluates nothing: no line for it.
+    idle: state.state.step >= config.run.steps && evaluated.has(state.state.step),
+    rolloutsPerStep: config.run.tasksPerStep * config.run.groupSize * s.harnesses.length });
   const emit = async (event: MetricsEvent, text: string) => {
     await reporting.emit(event);
     o.onEvent?.(event, text);
@@ -117,8 +131,6 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses, records: proxy };
   let asyncLoop: AsyncLoop | undefined;
   const infra = new InfraGuard(config.run.maxInfraSteps);
-  // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it is told, naming what changed.
-  const fingerprints = new FingerprintWatch(runDir, (m) => (o.logger ?? { warn: (x: string) => console.warn(`warning: ${x}`) }).warn(m));
   try {
     // Inside the try: a proxy that fails to listen is still stopped, so the process can exit.
     await proxy.start();
@@ -136,7 +148,6 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const attempt = await state.startStep(step);
       await kernel.hooks.stepStart.promise({ runId: name, step });
       const tokensBefore = progress.generated;
-      progress.phase('rollouts', step, config.run.tasksPerStep * config.run.groupSize * s.harnesses.length);
       const version = trainer.policyVersion();
       const outcome = asyncLoop ? await asyncLoop.step() : await runStep(services, step, attempt, o.signal);
       if (!outcome) { status = 'cancelled'; break; }
@@ -155,7 +166,6 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
       o.onEvent?.({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       infra.step(step, outcome.reports);
-      await fingerprints.observe(outcome.reports.map((r) => r.fingerprint), `step ${step}`);
       if (config.run.evalEvery > 0 && step % config.run.evalEvery === 0 && step !== config.run.steps) await heldOut(step);
     }
     await asyncLoop?.stop(); // rollouts beyond the last step are not trained: cancel them

@@ -2,20 +2,9 @@ import { createHash } from 'node:crypto';
 import type { CanonicalConversation, ToolSpec } from '../../contracts/messages';
 import { stableJson } from '../../util/stable-json';
 import { systemText } from '../helpers';
+import type { HarnessFingerprint } from '../../contracts/harness';
 
-/**
- * What a harness sends the model besides the task, in short: a hash of its system prompt, each
- * tool's name with a hash of its schema (description and parameters), and the CLI's version. A
- * release that changes any of them changes what the policy is trained on.
- */
-export interface HarnessFingerprint {
-  harness: string;
-  cliVersion?: string;
-  /** sha256 of the system prompt (first 16 hex digits), per-rollout text masked (see {@link maskRolloutText}). */
-  system: string;
-  /** Tool name → sha256 of its description and parameters (first 16 hex digits), sorted by name. */
-  tools: Record<string, string>;
-}
+export type { HarnessFingerprint } from '../../contracts/harness';
 
 /** What a fingerprint is taken from: the first main call's system prompt and tools. */
 export interface FingerprintSource {

@@ -31,11 +31,21 @@ export async function readFingerprints(runDir: string): Promise<FingerprintFile>
 export class FingerprintWatch {
   private file?: FingerprintFile;
   private readonly told = new Set<string>();
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly runDir: string, private readonly warn: (message: string) => void) {}
 
-  /** Note the fingerprints of a step's rollouts (those that have one; the first per harness counts). */
-  async observe(fingerprints: readonly (HarnessFingerprint | undefined)[], where: string): Promise<void> {
+  /**
+   * Note the fingerprints of some rollouts (those that have one; the first per harness counts).
+   * Calls are taken one at a time, in order: rollouts that end together do not race on the file.
+   */
+  observe(fingerprints: readonly (HarnessFingerprint | undefined)[], where: string): Promise<void> {
+    const next = this.queue.then(() => this.note(fingerprints, where));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async note(fingerprints: readonly (HarnessFingerprint | undefined)[], where: string): Promise<void> {
     const file = this.file ??= await readFingerprints(this.runDir);
     const seen = new Map<string, HarnessFingerprint>();
     for (const f of fingerprints) if (f && !seen.has(f.harness)) seen.set(f.harness, f);
@@ -55,8 +65,10 @@ export class FingerprintWatch {
     if (changes.length === 0) return;
     const message = `harness ${harness}: what it sends the model differs from ${against} (${where}): ${changes.join('; ')}. ` +
       `The policy now trains on another prompt; if the CLI was upgraded on purpose, start a new run (or delete ${join(this.runDir, FINGERPRINTS_FILE)} to pin the new one)`;
-    if (this.told.has(message.replace(/\(step \d+\)/, ''))) return;
-    this.told.add(message.replace(/\(step \d+\)/, ''));
+    // Once per change, wherever it is seen next (a later step, the held-out evaluation).
+    const key = `${harness}\n${against}\n${changes.join('\n')}`;
+    if (this.told.has(key)) return;
+    this.told.add(key);
     this.warn(message);
   }
 }
