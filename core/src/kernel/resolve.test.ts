@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load';
 import { provider } from './create';
 import { createKernel } from '../run/create-kernel';
 import { discoverPluginPackages } from './discover';
-import { findPluginPackage, pluginCandidates } from './resolve';
+import { findPluginPackage, pluginCandidates, SHIPPED_UNDER_ANOTHER_NAME } from './resolve';
+import type { PluginKind } from '../contracts/plugin';
 
 /** Write a fake plugin package providing an algorithm called `provides`. */
 function fakePackage(root: string, name: string, provides: string, extra: Record<string, unknown> = {}) {
@@ -27,6 +28,23 @@ describe('plugin name expansion', () => {
     expect(pluginCandidates('grpo', 'algorithm')).toEqual(['@clawgym/algo-grpo', 'clawgym-plugin-grpo']);
     expect(pluginCandidates('claude-code', 'harness')).toEqual(['@clawgym/harness-claude-code', 'clawgym-plugin-claude-code']);
     expect(pluginCandidates('embedded', 'trainer')).toEqual(['@clawgym/trainer-embedded', '@clawgym/engine-embedded', 'clawgym-plugin-embedded']);
+  });
+
+  it('tries the shipped package that provides a name under another package\'s name first', () => {
+    expect(pluginCandidates('sglang', 'engine')).toEqual(['@clawgym/engine-vllm', '@clawgym/engine-sglang', 'clawgym-plugin-sglang']);
+    // The table is what ClawGym's packages declare: every name a package provides besides its own.
+    const declared: Record<string, Record<string, string>> = {};
+    const plugins = join(__dirname, '..', '..', '..', 'plugins');
+    for (const dir of readdirSync(plugins)) {
+      const pkg = JSON.parse(readFileSync(join(plugins, dir, 'package.json'), 'utf8')) as { name: string; clawgym?: { provides?: Record<string, string[]> } };
+      for (const [kind, names] of Object.entries(pkg.clawgym?.provides ?? {})) {
+        for (const n of names) {
+          const byName = pluginCandidates(n, kind as PluginKind).filter((c) => c !== SHIPPED_UNDER_ANOTHER_NAME[kind as PluginKind]?.[n]);
+          if (!byName.includes(pkg.name)) (declared[kind] ??= {})[n] = pkg.name;
+        }
+      }
+    }
+    expect(declared).toEqual(SHIPPED_UNDER_ANOTHER_NAME);
   });
 
   it('tries every kind in a fixed order when the kind is unknown', () => {

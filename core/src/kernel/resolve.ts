@@ -8,6 +8,16 @@ import { KIND_PREFIX, PLUGIN_KINDS, isPlugin, type ClawGymPlugin, type PluginKin
 const PREFIXED = new RegExp(`^(${Object.values(KIND_PREFIX).join('|')})-`);
 
 /**
+ * Names that ClawGym's own packages provide under another package's name (`clawgym.provides` in
+ * their package.json; `resolve.test.ts` checks this against them): a missing one is found, and
+ * installed, by the package that provides it. Third-party packages are found by discovery once
+ * installed.
+ */
+export const SHIPPED_UNDER_ANOTHER_NAME: Readonly<Partial<Record<PluginKind, Readonly<Record<string, string>>>>> = {
+  engine: { sglang: '@clawgym/engine-vllm' },
+};
+
+/**
  * Expand a plugin name into the packages to try, in order (Babel/Docusaurus-style):
  *
  * - `grpo` (slot kind `algorithm`) → `@clawgym/algo-grpo`, `clawgym-plugin-grpo`
@@ -16,8 +26,14 @@ const PREFIXED = new RegExp(`^(${Object.values(KIND_PREFIX).join('|')})-`);
  * - `algo-grpo` → `@clawgym/algo-grpo`, `clawgym-plugin-algo-grpo`
  * - `@acme/x` → `@acme/clawgym-plugin-x`, `@acme/x`
  * - full names (`@clawgym/…`, `clawgym-plugin-…`, `@acme/clawgym-plugin-…`) and paths → themselves
+ * - `sglang` (slot kind `engine`) → `@clawgym/engine-vllm` (which provides it: {@link SHIPPED_UNDER_ANOTHER_NAME}), `@clawgym/engine-sglang`, `clawgym-plugin-sglang`
  */
 export function pluginCandidates(name: string, kind?: PluginKind): string[] {
+  const shipped = kind ? SHIPPED_UNDER_ANOTHER_NAME[kind]?.[name] : undefined;
+  return shipped ? [shipped, ...candidatesByName(name, kind)] : candidatesByName(name, kind);
+}
+
+function candidatesByName(name: string, kind?: PluginKind): string[] {
   if (name.startsWith('.') || isAbsolute(name)) return [name];
   if (name.startsWith('@clawgym/') || name.startsWith('clawgym-plugin-')) return [name];
   const scoped = /^(@[^/]+)\/(.+)$/.exec(name);
