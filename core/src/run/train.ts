@@ -89,21 +89,18 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const runDir = resolve(config.rootDir, config.run.outDir, name);
   const { state, evaluated } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
-  const s = await composeRun({
-    config, purpose: 'run', name, runDir, logger: o.logger,
-    onRollout: progress.onRollout,
-  });
+  const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });
   const { kernel } = s;
   const engine = s.engine!;
   const trainer = s.trainer!;
   // eslint-disable-next-line no-console
-  const reporting = new Reporting(s.reporters, { runId: name, runDir }, o.logger ?? { info: (m) => console.log(m), warn: (m) => console.warn(`warning: ${m}`) });
+  const logger = o.logger ?? { info: (m: string) => console.log(m), warn: (m: string) => console.warn(`warning: ${m}`) };
+  const reporting = new Reporting(s.reporters, { runId: name, runDir }, logger);
   // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it is told, naming what changed.
-  const fingerprints = new FingerprintWatch(runDir, (m) => (o.logger ?? { warn: (x: string) => console.warn(`warning: ${x}`) }).warn(m));
-  tapRunParts(kernel, { reporting, progress, fingerprints, startStep: state.state.step,
-    // A resume of a finished, evaluated run trains and evaluates nothing: no line for it.
-    idle: state.state.step >= config.run.steps && evaluated.has(state.state.step),
-    rolloutsPerStep: config.run.tasksPerStep * config.run.groupSize * s.harnesses.length });
+  const fingerprints = new FingerprintWatch(runDir, (m) => logger.warn(m));
+  // A resume of a finished, evaluated run trains and evaluates nothing: no start line for it.
+  const idle = state.state.step >= config.run.steps && evaluated.has(state.state.step);
+  tapRunParts(kernel, { reporting, progress, fingerprints, startStep: state.state.step, idle, rolloutsPerStep: config.run.tasksPerStep * config.run.groupSize * s.harnesses.length });
   const emit = async (event: MetricsEvent, text: string) => {
     await reporting.emit(event);
     o.onEvent?.(event, text);
