@@ -20,7 +20,7 @@ export default {
 }
 
 const parses = (line: string) => { try { JSON.parse(line); return true; } catch { return false; } };
-const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; step: number }) : []);
+const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; step: number; values: Record<string, unknown> }) : []);
 
 describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)', 'clawgym run', () => {
   it('trains, writes the run directory, and after SIGKILL mid-step resumes with no step lost or repeated and no record lost', async () => {
@@ -81,7 +81,7 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     // The reporters mark where the run started and where it was resumed (runStart), then each event once.
     const events = lines(join(runDir, 'metrics.jsonl'));
     expect(events.map((l) => `${l.kind}:${l.step}`)).toEqual(['info:0', 'eval:0', 'step:1', 'info:1', 'eval:1']);
-    expect(events.filter((l) => l.kind === 'info').map((l) => (l.values as Record<string, unknown>).event)).toEqual(['start', 'resume']);
+    expect(events.filter((l) => l.kind === 'info').map((l) => l.values.event)).toEqual(['start', 'resume']);
     // The restarted evaluation used fresh ids; every call file holds one attempt, indices 0..n-1.
     const files = readdirSync(evalCalls);
     expect(files.filter((f) => f.endsWith('-a2.jsonl')).length).toBe(2);
