@@ -52,9 +52,9 @@ describeIf(bubblewrapPath() ? undefined : 'bubblewrap is not installed (apt-get 
     }, { rootDir: dir });
     const { runDir } = await train({ config, logger: { info: (m) => logs.push(m), warn: (m) => logs.push(`warning: ${m}`) } });
 
-    // Every event the metrics file holds, in order, reached the configured reporter, for this run.
+    // Every event the metrics file holds, in order (the run's start, evaluations, steps), reached the configured reporter, for this run.
     const file = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as MetricsEvent);
-    expect(file.map((e) => `${e.kind}@${e.step}`)).toEqual(['eval@0', 'step@1', 'step@2', 'eval@2']);
+    expect(file.map((e) => `${e.kind}@${e.step}`)).toEqual(['info@0', 'eval@0', 'step@1', 'step@2', 'eval@2']);
     expect(received).toEqual(file);
     expect(runs.every((r) => r.runDir === runDir && r.runId === 'reporters')).toBe(true);
     expect(rendered).toEqual([runDir]);
