@@ -5,7 +5,12 @@ import { chartsOf, smooth } from './charts';
 import { promptMessages } from './prompt-messages';
 import { writeReport } from './report';
 import { serveReport } from './report-server';
-import { appendRollouts, readRollouts, type RolloutEntry } from './rollout-log';
+import { appendRollouts, readRollouts, rolloutEntryOf, type RolloutEntry } from './rollout-log';
+import { rolloutDetail } from './rollout-detail';
+import { byteChatMl } from '../4-proxy/engine/byte-chatml';
+import { CallStore } from '../5-records/call-store';
+import { buildTree } from '../7-tree/builder';
+import { simulateRollout } from '../testing/simulated-harness';
 import { StepAggregates } from './step-aggregates';
 
 const dirs: string[] = [];
@@ -126,6 +131,36 @@ describe('report server', () => {
       expect(await (await fetch(server.url)).text()).toContain('<h1>ClawGym run');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('a rollout opened in the viewer', () => {
+  it('reads its calls from the store a record at a time (never the whole session) and names each tree node', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clawgym-rollout-detail-'));
+    try {
+      const { tokenizer, chatTemplate } = byteChatMl();
+      const store = new CallStore(join(dir, 'calls'));
+      const records = simulateRollout(['step', 'retry', 'step', 'subagent', 'compaction', 'step'], 3, 'r1');
+      for (const r of records) await store.append(r);
+      await store.close('r1');
+      const info = { rolloutId: 'r1', taskId: 't', category: 'c', harness: 'sim', outcome: 'ok' as const, reward: 1 };
+      const tree = buildTree(records, info, { messageEndId: chatTemplate.stopIds[0]! });
+      const report = { rolloutId: 'r1', sessionId: 'r1', attempts: 1, outcome: 'ok' as const, reward: 1, details: '', durationMs: 1, calls: records.length, records,
+        request: { runId: 'run', rolloutId: 'r1', step: 1, taskId: 't', category: 'c', harness: 'sim', instruction: '', env: {}, tags: [], harnessOptions: {} } };
+      const entry = rolloutEntryOf(1, report, tree);
+      const read = jest.spyOn(CallStore.prototype, 'read');
+      const detail = await rolloutDetail(dir, entry, { tokenizer, chatTemplate });
+      expect(read).not.toHaveBeenCalled();
+      read.mockRestore();
+      expect(detail.error).toBeUndefined();
+      expect(detail.calls.map((c) => [c.index, c.promptTokens, c.outputTokens])).toEqual(records.map((r) => [r.callIndex, r.promptIds.length, r.outputIds.length]));
+      expect(detail.calls.map((c) => c.origin.kind)).toEqual(records.map((r) => r.origin.kind));
+      // The tree rebuilt from the streamed records is the logged one: every node has its text.
+      expect(tree.nodes.length).toBeGreaterThan(2);
+      expect(detail.nodeText).toEqual(tree.nodes.map((n) => tokenizer.decode(n.tokens).slice(0, 4000)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
 import type { MessagePart } from '../contracts/messages';
-import type { ModelCallRecord } from '../contracts/records';
+import type { CallSummary, ModelCallRecord } from '../contracts/records';
 import { CallStore } from '../5-records/call-store';
-import { buildTree } from '../7-tree/builder';
+import { buildTreeFromStream } from '../7-tree/build-stream';
 import { promptMessages, type PromptMessage } from './prompt-messages';
 import type { RolloutEntry } from './rollout-log';
 
@@ -76,12 +76,15 @@ function callView(r: ModelCallRecord, template: ChatTemplate, tokenizer: Tokeniz
   };
 }
 
-/** Node texts from the tree rebuilt from the records: only where it has the logged tree's shape. */
-function nodeTexts(records: readonly ModelCallRecord[], entry: RolloutEntry, template: ChatTemplate, tokenizer: Tokenizer): string[] | undefined {
+/**
+ * Node texts from the tree rebuilt from the records, streamed again from the store: only where it
+ * has the logged tree's shape.
+ */
+async function nodeTexts(store: CallStore, calls: readonly CallSummary[], entry: RolloutEntry, template: ChatTemplate, tokenizer: Tokenizer): Promise<string[] | undefined> {
   const logged = entry.tree?.nodes;
   if (!logged?.length) return undefined;
   const info = { rolloutId: entry.sessionId, taskId: entry.taskId, category: entry.category, harness: entry.harness, outcome: entry.outcome, reward: entry.reward ?? 0 };
-  const tree = buildTree(records, info, { messageEndId: template.stopIds[0]! });
+  const tree = await buildTreeFromStream(calls, store.stream(entry.sessionId), info, { messageEndId: template.stopIds[0]! });
   const same = tree.nodes.length === logged.length && tree.nodes.every((n, i) => n.tokens.length === logged[i]!.tokens && n.parent === logged[i]!.parent);
   return same ? tree.nodes.map((n) => clip(tokenizer.decode(n.tokens), 4000)) : undefined;
 }
@@ -89,19 +92,26 @@ function nodeTexts(records: readonly ModelCallRecord[], entry: RolloutEntry, tem
 /**
  * Open one rollout: its calls from the run's call store (through the store's own reader, so a
  * change of the record format reaches the viewer with no change here), read with the run's
- * tokenizer. A rollout whose records cannot be read opens with the error in place of its calls.
+ * tokenizer, a record at a time: what the page gets (each call's new messages and reply, clipped)
+ * is kept, the records are not, so a session of any size opens. A rollout whose records cannot be
+ * read opens with the error in place of its calls.
  */
 export async function rolloutDetail(runDir: string, entry: RolloutEntry, model: { tokenizer: Tokenizer; chatTemplate: ChatTemplate }): Promise<RolloutDetail> {
-  let records: ModelCallRecord[];
+  const store = new CallStore(join(runDir, 'calls'));
+  const calls: CallView[] = [];
+  const heads: CallSummary[] = [];
   try {
-    records = await new CallStore(join(runDir, 'calls')).read(entry.sessionId);
+    for await (const r of store.stream(entry.sessionId)) {
+      calls.push(callView(r, model.chatTemplate, model.tokenizer));
+      const { promptIds, ...head } = r;
+      heads.push({ ...head, promptLength: promptIds.length });
+    }
   } catch (err) {
     return { entry, calls: [], error: (err as Error).message };
   }
-  const calls = records.map((r) => callView(r, model.chatTemplate, model.tokenizer));
   let nodeText: string[] | undefined;
   try {
-    nodeText = nodeTexts(records, entry, model.chatTemplate, model.tokenizer);
+    nodeText = await nodeTexts(store, heads, entry, model.chatTemplate, model.tokenizer);
   } catch {
     nodeText = undefined; // the counts and advantages still show
   }
