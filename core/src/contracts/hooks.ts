@@ -47,7 +47,7 @@ export interface RunSummary { runId: string; status: 'completed' | 'failed' | 'c
  * | `beforeRollout` | **waterfall** | {@link RolloutRequest} → RolloutRequest | task sampled → sandbox created |
  * | `onModelCall` | series | {@link ModelCallRecord} | record stored → response ends |
  * | `afterRollout` | series | {@link RolloutResult} | verified, sandbox destroyed → tree built |
- * | `onTreeBuilt` | **waterfall** | {@link RolloutTree} → RolloutTree | built-in filters → advantages |
+ * | `onTreeBuilt` | **waterfall** | {@link RolloutTree} → RolloutTree | tree built → advantages (core's built-in filters are its first tap) |
  * | `computeAdvantage` | **waterfall** | {@link AdvantageResult} → AdvantageResult (and the {@link AdvantageInput}) | the selected algorithm computed them → trainer |
  * | `stepEnd` | series | {@link StepResult} | trainer step → next `stepStart` |
  * | `runEnd` | series | {@link RunSummary} | last step (or cancel) → exit |
