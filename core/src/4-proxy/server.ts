@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Engine } from '../contracts/engine';
 import type { CanonicalMessage } from '../contracts/messages';
-import type { CallHead, ModelCallRecord, RecordStore } from '../contracts/records';
+import { headOf, type CallHead, type ModelCallRecord, type RecordStore } from '../contracts/records';
 import type { FingerprintSource } from '../3-harness/fingerprint/fingerprint';
 import { messageOf } from '../errors';
 import { answerCall, type CallSettings } from './call';
@@ -180,7 +180,7 @@ export class ServingProxy {
   async heads(rolloutId: string): Promise<CallHead[]> {
     const out: CallHead[] = [];
     if (this.o.store.heads) for await (const h of this.o.store.heads(rolloutId)) out.push(h);
-    else for (const { promptIds, ...r } of await this.o.store.read(rolloutId)) out.push({ ...r, promptLength: promptIds.length });
+    else out.push(...(await this.o.store.read(rolloutId)).map(headOf));
     return out;
   }
 

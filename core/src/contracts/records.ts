@@ -110,6 +110,11 @@ export interface RecordStore {
 /** A record without its prompt's ids: what statistics read (the ids of a long session are most of its size). */
 export type CallHead = Omit<ModelCallRecord, 'promptIds'> & { promptLength: number };
 
+/** A record's head: the record without its prompt ids, with their count. */
+export function headOf({ promptIds, ...rest }: ModelCallRecord): CallHead {
+  return { ...rest, promptLength: promptIds.length };
+}
+
 /**
  * What a rollout's report holds of each call: its head, and its prompt ids only where a runner
  * had them in memory anyway (the built-in runner reads heads; the step streams the ids from the store).

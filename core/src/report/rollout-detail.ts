@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { ChatTemplate, Tokenizer } from '../contracts/engine';
 import type { MessagePart } from '../contracts/messages';
-import type { CallSummary, ModelCallRecord } from '../contracts/records';
+import { headOf, type CallSummary, type ModelCallRecord } from '../contracts/records';
 import { CallStore } from '../5-records/call-store';
 import { buildTreeFromStream } from '../7-tree/build-stream';
 import { promptMessages, type PromptMessage } from './prompt-messages';
@@ -103,8 +103,7 @@ export async function rolloutDetail(runDir: string, entry: RolloutEntry, model: 
   try {
     for await (const r of store.stream(entry.sessionId)) {
       calls.push(callView(r, model.chatTemplate, model.tokenizer));
-      const { promptIds, ...head } = r;
-      heads.push({ ...head, promptLength: promptIds.length });
+      heads.push(headOf(r));
     }
   } catch (err) {
     return { entry, calls: [], error: (err as Error).message };

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { byteChatMl } from '../4-proxy/engine/byte-chatml';
-import type { CallHead, ModelCallRecord } from '../contracts/records';
+import { headOf, type CallHead, type ModelCallRecord } from '../contracts/records';
 import type { Trainer, TrainerBatch } from '../contracts/trainer';
 import type { RolloutReport } from '../6-rollout/runner';
 import { CallStore } from '../5-records/call-store';
@@ -103,9 +103,8 @@ describe('a step whose reports hold call heads only', () => {
 
   it('refuses reports without prompt ids when the step has no store to stream them from', async () => {
     const kernel = await createTestKernel({ config: { run: { tasksPerStep: 1, groupSize: 1 } } });
-    const head = ({ promptIds, ...r }: ModelCallRecord): CallHead => ({ ...r, promptLength: promptIds.length });
     const step = runStep({
-      kernel, runner: runnerOf((id) => simulateRollout(['step'], 1, id).map(head)), trainer: trainerOf([]), policyLoss: clippedTisLoss,
+      kernel, runner: runnerOf((id) => simulateRollout(['step'], 1, id).map(headOf)), trainer: trainerOf([]), policyLoss: clippedTisLoss,
       tasks: [task], harnesses: [{ harness, options: {} }], engine: { chatTemplate: template },
     }, 1, 1);
     await expect(step).rejects.toThrow(/no record source/);
