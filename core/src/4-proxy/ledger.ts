@@ -81,7 +81,7 @@ export class TitoLedger {
     if (context) settle(context);
     const tools = this.toolsKeyOf(conversation.tools);
     const parent = this.findParent(messages, tools);
-    const retried = parent ? undefined : this.findSame(messages, tools, context) ?? this.findAttempt(messages, tools, context);
+    const retried = parent ? undefined : this.latestSame(this.entries, messages, tools, context) ?? this.latestSame(this.attempts, messages, tools, context);
     let buffer: IdBuffer;
     let origin: PromptOrigin;
     let drift: Drift;
@@ -203,15 +203,6 @@ export class TitoLedger {
     return key;
   }
 
-  /** The latest failed call with exactly these messages (its re-send after the error). */
-  private findAttempt(messages: readonly CanonicalMessage[], tools: string, context: CanonicalMessage | undefined): Attempt | undefined {
-    for (let i = this.attempts.length - 1; i >= 0; i--) {
-      const a = this.attempts[i]!;
-      if (a.tools === tools && a.messages.length === messages.length && sameContext(a.context, context) && this.samePrefix(messages, a.messages, messages.length)) return a;
-    }
-    return undefined;
-  }
-
   /** The latest call whose messages + reply are a prefix of `messages`. */
   private findParent(messages: readonly CanonicalMessage[], tools: string): Entry | undefined {
     for (let i = this.entries.length - 1; i >= 0; i--) {
@@ -223,11 +214,14 @@ export class TitoLedger {
     return undefined;
   }
 
-  /** The latest call with exactly these messages (a retry with an identical body). */
-  private findSame(messages: readonly CanonicalMessage[], tools: string, context: CanonicalMessage | undefined): Entry | undefined {
-    for (let i = this.entries.length - 1; i >= 0; i--) {
-      const e = this.entries[i]!;
-      if (e.tools === tools && e.messages.length === messages.length && sameContext(e.context, context) && this.samePrefix(messages, e.messages, messages.length)) return e;
+  /**
+   * The latest of `list` with exactly these messages, tools and context: among the recorded calls,
+   * a retry with an identical body; among the failed ones, their re-send after the error.
+   */
+  private latestSame<T extends Attempt>(list: readonly T[], messages: readonly CanonicalMessage[], tools: string, context: CanonicalMessage | undefined): T | undefined {
+    for (let i = list.length - 1; i >= 0; i--) {
+      const a = list[i]!;
+      if (a.tools === tools && a.messages.length === messages.length && sameContext(a.context, context) && this.samePrefix(messages, a.messages, messages.length)) return a;
     }
     return undefined;
   }
