@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { byteChatMl, ClawGymError, clippedTisLoss, eachToken, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
+import { ClawGymError, clippedTisLoss, eachToken, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
 import { TinkerHttp } from './http';
 import { TinkerModel } from './client';
-import { TinkerServer, type TinkerServerOptions } from './server';
+import type { TinkerServerOptions } from './server';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { tinkerEngineProvider } from './engine';
-import { cpuKernels } from '@clawgym/kernels-cpu';
 import { computeGrpo } from '@clawgym/algo-grpo';
-import { EmbeddedEngine, EmbeddedTrainer, SharedPolicy } from '@clawgym/engine-embedded';
+import { chatTemplate, optimizer, startStandIn } from './__fixtures__/stand-in';
 
 /*
  * The Tinker client's key exchange against `clawgym trainer serve --api-key K --jwt-auth`, the
@@ -18,9 +14,6 @@ import { EmbeddedEngine, EmbeddedTrainer, SharedPolicy } from '@clawgym/engine-e
  * the key itself and expired JWTs, so a client that skipped or botched the exchange fails here.
  */
 const KEY = 'tml-stand-in-key';
-const { tokenizer, chatTemplate } = byteChatMl();
-const config = { vocabSize: tokenizer.vocabSize, dModel: 16, layers: 1, heads: 2, context: 96, mlpHidden: 32, valueHead: false };
-const optimizer = { lr: 1e-3, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01, gradClip: 1, warmupSteps: 2 };
 const trees: RolloutTree[] = [0, 1].map((k) => ({
   rolloutId: `r${k}`, taskId: 't', category: 'c', harness: 'h', outcome: 'ok', reward: k, auxiliaryRoots: [], filterCounts: {},
   nodes: [
@@ -33,18 +26,13 @@ const batch: TrainerBatch = { trees, advantages, loss: { clipLow: 0.2, clipHigh:
 const retry = { attempts: 3, baseDelayMs: 10, maxDelayMs: 50, requestTimeoutMs: 5000, futureTimeoutMs: 20_000 };
 
 describe('the Tinker client against a stand-in that asks for the JWT exchange (hosted Tinker, pjwt_auth_enabled)', () => {
-  const dirs: string[] = [];
   const cleanups: (() => Promise<void>)[] = [];
-  afterAll(async () => { for (const c of cleanups) await c(); for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+  afterAll(async () => { for (const c of cleanups) await c(); });
 
   async function serve(o: Partial<TinkerServerOptions> = {}) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'clawgym-auth-'));
-    dirs.push(dataDir);
-    const policy = new SharedPolicy(config, cpuKernels(), 5);
-    const server = new TinkerServer({ trainer: new EmbeddedTrainer(policy, { ...optimizer, valueLrScale: 1 }), engine: new EmbeddedEngine(policy, tokenizer, chatTemplate, 5), dataDir, baseModel: 'embedded', futureWaitMs: 2000, ...o });
-    const url = await server.start();
-    cleanups.push(() => server.stop());
-    return { url, server };
+    const standIn = await startStandIn(o);
+    cleanups.push(standIn.stop);
+    return standIn;
   }
   const post = (url: string, route: string, body: unknown, key?: string) =>
     fetch(url + route, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) }, body: JSON.stringify(body) })

@@ -2,17 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteChatMl, ClawGymError, eachToken, clippedTisLoss, ErrorCodes, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
-import { TinkerServer } from './server';
+import { ClawGymError, eachToken, clippedTisLoss, ErrorCodes, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { tinkerEngineProvider } from './engine';
 import { EmbeddedEngine, SharedPolicy, EmbeddedTrainer } from '@clawgym/engine-embedded';
 import { cpuKernels } from '@clawgym/kernels-cpu';
 import { computeGrpo } from '@clawgym/algo-grpo';
+import { chatTemplate, config, optimizer, startStandIn, tokenizer } from './__fixtures__/stand-in';
 
-const { tokenizer, chatTemplate } = byteChatMl();
-const config = { vocabSize: tokenizer.vocabSize, dModel: 16, layers: 1, heads: 2, context: 96, mlpHidden: 32, valueHead: false };
-const optimizer = { lr: 1e-3, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01, gradClip: 1, warmupSteps: 2 };
 const ids = (...xs: number[]) => Int32Array.from(xs);
 const lps = (n: number, base: number) => Float32Array.from({ length: n }, (_, i) => base - 0.3 * i);
 
@@ -69,20 +66,15 @@ describe('the Tinker API path: TinkerTrainer and TinkerEngine against the embedd
   afterAll(async () => { for (const c of cleanups) await c(); for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
   async function serve(o: { saveDelayMs?: number } = {}) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'clawgym-tinker-'));
-    dirs.push(dataDir);
-    const policy = new SharedPolicy(config, cpuKernels(), 5);
-    const trainer = new EmbeddedTrainer(policy, { ...optimizer, valueLrScale: 1 });
+    const standIn = await startStandIn();
+    cleanups.push(standIn.stop);
+    const { trainer } = standIn;
     if (o.saveDelayMs) {
       // A save that takes a while, as a real model's does: a retry arrives while it is still writing.
       const save = trainer.save.bind(trainer);
       trainer.save = async (dir: string) => { await new Promise((r) => setTimeout(r, o.saveDelayMs)); await save(dir); };
     }
-    const engine = new EmbeddedEngine(policy, tokenizer, chatTemplate, 5);
-    const server = new TinkerServer({ trainer, engine, dataDir, baseModel: 'embedded', futureWaitMs: 2000 });
-    const url = await server.start();
-    cleanups.push(() => server.stop());
-    return { url, policy, dataDir, server };
+    return standIn;
   }
   const client = (baseUrl: string, extra: Record<string, unknown> = {}) => TinkerTrainer.create(TinkerTrainerOptions.parse({ baseUrl, optimizer, retry: fastRetry, loraRank: 0, ...extra }), 1);
 

@@ -1,13 +1,14 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteChatMl, ClawGymError, eachToken, clippedTisLoss, ErrorCodes, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
-import { TinkerServer, type TinkerServerOptions } from './server';
+import { ClawGymError, eachToken, clippedTisLoss, ErrorCodes, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
+import type { TinkerServerOptions } from './server';
 import { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './trainer';
 import { tinkerEngineProvider } from './engine';
-import { EmbeddedEngine, SharedPolicy, EmbeddedTrainer } from '@clawgym/engine-embedded';
+import { EmbeddedEngine, SharedPolicy } from '@clawgym/engine-embedded';
 import { cpuKernels } from '@clawgym/kernels-cpu';
 import { computeGrpo } from '@clawgym/algo-grpo';
+import { chatTemplate, config, optimizer, startStandIn, tokenizer } from './__fixtures__/stand-in';
 
 /*
  * The Tinker client against a stand-in as strict as SkyRL's FSDP server (NovaSky-AI/SkyRL
@@ -16,9 +17,6 @@ import { computeGrpo } from '@clawgym/algo-grpo';
  * skyrl.ai/* metrics, sessions reaped after their heartbeats stop. Each constraint is met by the
  * client; the relaxing flags are shown to be what makes the kinder behaviour.
  */
-const { tokenizer, chatTemplate } = byteChatMl();
-const config = { vocabSize: tokenizer.vocabSize, dModel: 16, layers: 1, heads: 2, context: 96, mlpHidden: 32, valueHead: false };
-const optimizer = { lr: 1e-3, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01, gradClip: 1, warmupSteps: 2 };
 const ids = (...xs: number[]) => Int32Array.from(xs);
 const lps = (n: number, base: number) => Float32Array.from({ length: n }, (_, i) => base - 0.3 * i);
 const trees: RolloutTree[] = [0, 1].map((k) => ({
@@ -42,12 +40,9 @@ describe('the Tinker client against a stand-in as strict as SkyRL FSDP', () => {
   const tmp = (p: string) => { const d = mkdtempSync(join(tmpdir(), p)); dirs.push(d); return d; };
 
   async function serve(o: Partial<TinkerServerOptions> = {}) {
-    const dataDir = tmp('clawgym-strict-');
-    const policy = new SharedPolicy(config, cpuKernels(), 5);
-    const server = new TinkerServer({ trainer: new EmbeddedTrainer(policy, { ...optimizer, valueLrScale: 1 }), engine: new EmbeddedEngine(policy, tokenizer, chatTemplate, 5), dataDir, baseModel: 'embedded', futureWaitMs: 2000, ...o });
-    const url = await server.start();
-    cleanups.push(() => server.stop());
-    return { url, policy, dataDir, server };
+    const standIn = await startStandIn(o);
+    cleanups.push(standIn.stop);
+    return standIn;
   }
   const client = (baseUrl: string, extra: Record<string, unknown> = {}, runDir?: string) =>
     TinkerTrainer.create(TinkerTrainerOptions.parse({ baseUrl, optimizer, retry, loraRank: 0, ...extra }), 1, runDir);
