@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { byteChatMl, tokensOf, type GeneratedToken, type GenerateRequest, type TokenStep } from '@clawgym/core';
+import { byteChatMl, type GenerateRequest } from '@clawgym/core';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
-import { KvDecoder, EmbeddedEngine, samplingLogprobs, type ModelConfig, SharedPolicy, publishPolicy } from '@clawgym/engine-embedded';
+import { EmbeddedEngine, type ModelConfig, SharedPolicy, publishPolicy } from '@clawgym/engine-embedded';
+import { collect, scored } from './__fixtures__/tokens';
 import { cpuKernels } from '@clawgym/kernels-cpu';
 
 /*
@@ -44,21 +45,6 @@ async function startServer(flags: string[] = [], configFile = 'clawgym.config.mj
 const request = (sessionId: string, seed?: number): GenerateRequest => ({
   promptIds: prompt, sessionId, sampling: { maxTokens: 12, temperature: 1, topP: 1, stopIds: [END], ...(seed === undefined ? {} : { seed }) },
 });
-async function collect(it: AsyncIterable<TokenStep>): Promise<GeneratedToken[]> {
-  const out: GeneratedToken[] = [];
-  for await (const step of it) out.push(...tokensOf(step));
-  return out;
-}
-/** What the policy gives each of `tokens` after the prompt (teacher-forced), as the engine samples. */
-function scored(policy: SharedPolicy, tokens: readonly number[]): number[] {
-  const d = new KvDecoder(policy.model, prompt.length + tokens.length);
-  let logits = d.prefill(prompt);
-  return tokens.map((t) => {
-    const lp = samplingLogprobs(logits, 1, 1)[t]!;
-    logits = d.step(t);
-    return lp;
-  });
-}
 const client = (flavor: 'vllm' | 'sglang', replicas: string[], o: Partial<TokenIdEngineOptions> = {}) =>
   createTokenIdEngine({ flavor, replicas, model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000, ...o });
 
@@ -107,7 +93,7 @@ describe('clawgym engine serve, two replicas, driven by the vLLM and SGLang clie
     for (const session of ['g-a', 'g-b']) {
       const got = await collect(sglang.generate(request(session)));
       expect(got.length).toBeGreaterThan(0);
-      const lps = scored(v2, got.map((t) => t.tokenId));
+      const lps = scored(v2, prompt, got.map((t) => t.tokenId));
       got.forEach((t, i) => expect(t.logprob).toBeCloseTo(lps[i]!, 4));
       expect(sglang.policyVersion(session)).toBe(2);
     }

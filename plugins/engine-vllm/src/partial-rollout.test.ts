@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { buildTree, byteChatMl, foldImportanceWeight, packTree, tokensOf, treesToDatums, type AdvantageResult, type GeneratedToken, type ModelCallRecord, type TokenStep } from '@clawgym/core';
+import { buildTree, byteChatMl, foldImportanceWeight, packTree, treesToDatums, type AdvantageResult, type GeneratedToken, type ModelCallRecord } from '@clawgym/core';
 import { createTokenIdEngine } from './token-id-client';
-import { KvDecoder, samplingLogprobs, type ModelConfig, SharedPolicy, publishPolicy } from '@clawgym/engine-embedded';
+import { type ModelConfig, SharedPolicy, publishPolicy } from '@clawgym/engine-embedded';
+import { collect, scored } from './__fixtures__/tokens';
 import { cpuKernels } from '@clawgym/kernels-cpu';
 
 /*
@@ -44,22 +45,6 @@ async function startServer(): Promise<string> {
   });
 }
 
-async function collect(it: AsyncIterable<TokenStep>): Promise<GeneratedToken[]> {
-  const out: GeneratedToken[] = [];
-  for await (const step of it) out.push(...tokensOf(step));
-  return out;
-}
-
-/** The policy's logprob of each of `tokens` after `prompt` (teacher-forced), as the engine samples at temperature 1. */
-function scored(policy: SharedPolicy, prompt: Int32Array, tokens: readonly number[]): number[] {
-  const d = new KvDecoder(policy.model, prompt.length + tokens.length);
-  let logits = d.prefill(prompt);
-  return tokens.map((t) => {
-    const lp = samplingLogprobs(logits, 1, 1)[t]!;
-    logits = d.step(t);
-    return lp;
-  });
-}
 
 const record = (callIndex: number, promptIds: Int32Array, out: GeneratedToken[], policyVersion: number, origin: ModelCallRecord['origin']): ModelCallRecord => ({
   runId: 'run', rolloutId: 'r', callIndex, wireFormat: 'openai-chat', requestedModel: 'embedded', promptIds,

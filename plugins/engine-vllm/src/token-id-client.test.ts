@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { byteChatMl, tokensOf, type GenerateRequest, type GeneratedToken, type TokenStep } from '@clawgym/core';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
+import { collect } from './__fixtures__/tokens';
 
 const { tokenizer, chatTemplate } = byteChatMl();
 const IM_END = tokenizer.special('<|im_end|>');
@@ -111,12 +112,6 @@ const within = <T>(p: Promise<T>, what: string, ms = 2000) =>
 
 function engine(flavor: 'vllm' | 'sglang', baseUrl: string, extra: Partial<TokenIdEngineOptions> = {}) {
   return createTokenIdEngine({ flavor, baseUrl, model: MODEL, tokenizer, chatTemplate, ...extra });
-}
-
-async function collect(it: AsyncIterable<TokenStep>): Promise<GeneratedToken[]> {
-  const out: GeneratedToken[] = [];
-  for await (const step of it) out.push(...tokensOf(step));
-  return out;
 }
 
 /** The steps themselves: how the tokens were handed over. */
