@@ -1,5 +1,6 @@
 import { ClawGymError, ErrorCodes } from '../errors';
 import { PLUGIN_KINDS, type PluginKind, type ProvidedKinds } from '../contracts/plugin';
+import { withArticle } from '../util/article';
 
 /** Where a plugin came from: for error messages and `clawgym plugins`. */
 export interface PluginOrigin {
@@ -41,7 +42,7 @@ export class Registry {
   add<K extends PluginKind>(kind: K, value: ProvidedKinds[K], origin: PluginOrigin): void {
     const name = (value as { name?: unknown }).name;
     if (typeof name !== 'string' || name.length === 0) {
-      throw new ClawGymError(ErrorCodes.PLUGIN_INVALID, `${describe(origin)} provided a ${kind} without a name`);
+      throw new ClawGymError(ErrorCodes.PLUGIN_INVALID, `${describe(origin)} provided ${withArticle(kind)} without a name`);
     }
     const map = this.byKind.get(kind)!;
     const prior = map.get(name);

@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { ClawGymError, ErrorCodes, isClawGymError, messageOf } from '../errors';
 import { loadModule } from '../util/load-module';
 import { KIND_PREFIX, PLUGIN_KINDS, isPlugin, type ClawGymPlugin, type PluginKind } from '../contracts/plugin';
+import { withArticle } from '../util/article';
 
 const PREFIXED = new RegExp(`^(${Object.values(KIND_PREFIX).join('|')})-`);
 
@@ -123,7 +124,7 @@ export function findPluginPackage(name: string, fromDir: string, kind?: PluginKi
   }
   throw new ClawGymError(
     ErrorCodes.PLUGIN_NOT_FOUND,
-    `cannot find plugin "${name}"${kind ? ` (a ${kind})` : ''} from ${fromDir}. Tried:\n${candidates.map((c) => `  - ${c}`).join('\n')}`,
+    `cannot find plugin "${name}"${kind ? ` (${withArticle(kind)})` : ''} from ${fromDir}. Tried:\n${candidates.map((c) => `  - ${c}`).join('\n')}`,
     { hint: `Install one of them (npm i -D ${candidates[0]}) or import the plugin object in clawgym.config.ts.` },
   );
 }

@@ -7,6 +7,7 @@ import { geminiGenerateContent } from '../../4-proxy/wire/gemini';
 import { openAiChat } from '../../4-proxy/wire/openai-chat';
 import { openAiResponses } from '../../4-proxy/wire/openai-responses';
 import type { WireAdapter } from '../../4-proxy/wire/types';
+import { withArticle } from '../../util/article';
 
 /** Options of `clawgym template`. */
 export interface TemplateCliOptions {
@@ -70,7 +71,7 @@ export async function templateCommand(request: string | undefined, opts: Templat
     parsed = adapter.parse(body);
   } catch (err) {
     // The proxy would answer this body with a 400: say so, rather than as an unexpected error.
-    throw new ClawGymError(ErrorCodes.USAGE, `${request ?? 'the request'} is not ${/^[aeiou]/.test(adapter.format) ? 'an' : 'a'} ${adapter.format} request the proxy accepts: ${messageOf(err)}`, {
+    throw new ClawGymError(ErrorCodes.USAGE, `${request ?? 'the request'} is not ${withArticle(adapter.format)} request the proxy accepts: ${messageOf(err)}`, {
       hint: `pass the body a harness would send (${SHAPES[format]}; --format for the other wire formats: ${Object.keys(ADAPTERS).join(', ')})`,
     });
   }
