@@ -129,8 +129,8 @@ class Extractor:
 
     def extra(self, cname, kind, seen=()):
         """What the server does with unknown fields of this class."""
-        if kind in ('init',):
-            return 'forbid'
+        if kind == 'init' or (cname in self.init_classes and kind != 'pydantic'):
+            return 'forbid'  # Cls(**body): an unexpected keyword is a TypeError (pydantic models drop it instead)
         m = self.find(cname)
         if m is None or cname in seen:
             return 'ignore'

@@ -88,7 +88,8 @@ def routes(module, ex):
 
 def module_routes(module, ex):
     out = []
-    for fn in module.functions.values():
+    # Routes may be declared inside a function (vLLM's `attach_router(app)`): every def is read.
+    for fn in (n for n in ast.walk(module.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for dec in fn.decorator_list:
             r = decorator_route(dec, module)
             if r is None:

@@ -12,14 +12,20 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 mirrors="${CLAWGYM_MIRRORS:-/work/.mirror}"
 
-# name | owner/repo | pinned commit | output | extractor arguments (files in lookup order, models to define)
+# name | owner/repo | pinned commit | mirror folder under $mirrors | output | extractor arguments (files in lookup order, models to define)
+# SGLang and vLLM: the commits the engine client was first read against (sglang 0025436e, vllm
+# 047c993c) are in no snapshot that could be brought here (upstream's are over the size limit;
+# modal-projects' forks hold upstream main up to 2026-07-20 and 2026-08-03), so their main at
+# those dates is what was read. Give --git/--commit to read another.
 SKYRL_API="--file skyrl/tinker/api.py --file skyrl/tinker/types.py --define ForwardBackwardOutput --define OptimStepOutput --define SaveWeightsForSamplerOutput --define SaveWeightsOutput --define LoadWeightsOutput --define SampleOutput --define CreateModelOutput --define UnloadModelOutput"
+SGLANG="--file python/sglang/srt/entrypoints/http_server.py --file python/sglang/srt/managers/io_struct.py --file python/sglang/srt/sampling/sampling_params.py --init-class SamplingParams --define SamplingParams"
+VLLM="--file vllm/entrypoints/openai/completion/api_router.py --file vllm/entrypoints/serve/lora/api_router.py --file vllm/entrypoints/openai/models/api_router.py --file vllm/entrypoints/serve/instrumentator/health.py --file vllm/entrypoints/serve/dev/rlhf/api_router.py --file vllm/entrypoints/openai/completion/protocol.py --file vllm/entrypoints/serve/lora/protocol.py --file vllm/entrypoints/openai/engine/protocol.py --file vllm/sampling_params.py"
 sources() {
-  echo "skyrl-main|NovaSky-AI/SkyRL|a9564572eb8e91076be43c1bd5e4615e3de17265|plugins/engine-tinker/contracts/skyrl-main.json|$SKYRL_API"
-  echo "skyrl-v0.3.0|NovaSky-AI/SkyRL|f5bc3b78dfddfb352870d5d7430cd226e5785838|plugins/engine-tinker/contracts/skyrl-v0.3.0.json|$SKYRL_API"
-  echo "tinker-sdk|thinking-machines-lab/tinker|d595dc2ba62a1494aa0f452fe1d0dbb7b321b870|plugins/engine-tinker/contracts/tinker-sdk.json|@tinker-sdk"
-  echo "sglang|sgl-project/sglang|0025436eab0556737d615b36a4dd3e1e26e82f3d|plugins/engine-vllm/contracts/sglang.json|--file python/sglang/srt/entrypoints/http_server.py --file python/sglang/srt/managers/io_struct.py --file python/sglang/srt/sampling/sampling_params.py --init-class SamplingParams --define SamplingParams"
-  echo "vllm|vllm-project/vllm|047c993c|plugins/engine-vllm/contracts/vllm.json|--file vllm/entrypoints/openai/api_server.py --file vllm/entrypoints/openai/protocol.py"
+  echo "skyrl-main|NovaSky-AI/SkyRL|a9564572eb8e91076be43c1bd5e4615e3de17265|NovaSky-AI+SkyRL|plugins/engine-tinker/contracts/skyrl-main.json|$SKYRL_API"
+  echo "skyrl-v0.3.0|NovaSky-AI/SkyRL|f5bc3b78dfddfb352870d5d7430cd226e5785838|NovaSky-AI+SkyRL|plugins/engine-tinker/contracts/skyrl-v0.3.0.json|$SKYRL_API"
+  echo "tinker-sdk|thinking-machines-lab/tinker|d595dc2ba62a1494aa0f452fe1d0dbb7b321b870|thinking-machines-lab+tinker|plugins/engine-tinker/contracts/tinker-sdk.json|@tinker-sdk"
+  echo "sglang|sgl-project/sglang|8905cbd42f4a27dbecad6487cd3904278756fef8|modal-projects+sglang|plugins/engine-vllm/contracts/sglang.json|$SGLANG"
+  echo "vllm|vllm-project/vllm|c8109375733e6b788e73c7cc1ed2004234834392|modal-projects+vllm|plugins/engine-vllm/contracts/vllm.json|$VLLM"
 }
 
 # The Tinker SDK's models are one file each; its routes are the calls its resources make.
@@ -40,9 +46,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-sources | while IFS='|' read -r name repo pinned out args; do
+sources | while IFS='|' read -r name repo pinned mirror out args; do
   [[ -n "$only" && "$only" != "$name" ]] && continue
-  dir="${git_dir:-$mirrors/${repo/\//+}/repo}"
+  dir="${git_dir:-$mirrors/$mirror/repo}"
   at="${commit:-$pinned}"
   if ! git --git-dir "$dir" cat-file -e "$at^{commit}" 2>/dev/null; then
     echo "$name: skipped, no mirror holding $at at $dir (give --git DIR)" >&2
