@@ -4,9 +4,10 @@ import { loadContract, routeOf, type Contract, type ContractName, type ModelSche
 
 /**
  * Checks requests and answers against a contract of `contracts/` (written by
- * scripts/server-contracts from the server's source). Stricter than the server where the server
- * is lenient: a model whose server drops unknown fields (`x-extra: ignore`, pydantic's default)
- * refuses them here, since a field the server drops is one the client sends for nothing —
+ * scripts/server-contracts from the server's source; engine-vllm's tests use it with theirs).
+ * Stricter than the server where the server is lenient: a model whose server drops unknown fields
+ * (`x-extra: ignore`, pydantic's default) or keeps them unread (`allow`, vLLM's, which logs them)
+ * refuses them here, since such a field is one the client sends for nothing —
  * except the fields `tolerate`'s model of the same route or name has (what the Tinker SDK sends
  * SkyRL, which SkyRL is built to take).
  */
@@ -15,12 +16,12 @@ export class ContractCheck {
   private readonly ajv = new Ajv({ strict: false, allErrors: true });
   private readonly compiled = new Map<string, ValidateFunction>();
 
-  constructor(name: ContractName, tolerate?: ContractName) {
-    this.contract = loadContract(name);
-    const other = tolerate ? loadContract(tolerate) : undefined;
+  constructor(name: ContractName | Contract, tolerate?: ContractName | Contract) {
+    this.contract = typeof name === 'string' ? loadContract(name) : name;
+    const other = typeof tolerate === 'string' ? loadContract(tolerate) : tolerate;
     const definitions: Record<string, ModelSchema> = JSON.parse(JSON.stringify(this.contract.definitions));
     for (const [key, d] of Object.entries(definitions)) {
-      if (d['x-extra'] !== 'ignore') continue;
+      if (d['x-extra'] === 'forbid') continue;
       d.additionalProperties = false;
       for (const extra of other ? toleratedFields(this.contract, other, key) : []) d.properties[extra] ??= {};
     }
