@@ -63,6 +63,21 @@ function problems(check: ContractCheck, seen: Exchange[]): string[] {
   });
 }
 
+describe('the committed contracts (contracts/*.json)', () => {
+  it.each([['sglang', 'sgl-project/sglang', ['ImageData', 'VideoData']], ['vllm', 'vllm-project/vllm', []]] as const)('%s is stamped with %s and a commit, every route names models it defines, every model compiles', (name, repo, unresolved) => {
+    const c = contract(name) as Contract & Record<string, unknown>;
+    expect([c['x-repository'], c['x-generated-by']]).toEqual([repo, 'scripts/server-contracts/extract.py']);
+    expect(c['x-commit']).toMatch(/^[0-9a-f]{40}$/);
+    expect(c['x-unresolved']).toEqual(unresolved); // multimodal inputs the clients never send
+    for (const r of c.routes) {
+      expect(c['x-files']).toContain(r.source.split(':')[0]);
+      for (const m of [r.body, r.response]) if (m) expect(c.definitions[m]).toBeDefined();
+    }
+    const check = new ContractCheck(c);
+    for (const key of Object.keys(c.definitions)) expect(check.check(key, null)).not.toEqual([]);
+  });
+});
+
 describe('every request the SGLang and vLLM clients send fits the servers\' contracts', () => {
   it.each([['0025436e', false], ['modes', true]] as const)('SGLang (engine serve as %s, deterministic %s): generate, probes, weight sync', async (sglang, deterministic) => {
     const seen = await conversation('sglang', { sglang, sglangDeterministic: deterministic });
@@ -80,6 +95,21 @@ describe('every request the SGLang and vLLM clients send fits the servers\' cont
     for (const r of ['/v1/completions', '/pause', '/init_weight_transfer_engine', '/update_weights', '/finish_weight_update', '/resume']) expect(routes).toContain(r);
     expect(problems(new ContractCheck(contract('vllm')), seen)).toEqual([]);
   }, 60_000);
+
+  it.each(['sglang', 'vllm'] as const)('%s LoRA loads fit too (the stand-in has no adapters and refuses them, as the client is told)', async (flavor) => {
+    const server = await serveEngine(new EmbeddedEngine(new SharedPolicy(config, cpuKernels(), 7), tokenizer, chatTemplate, 7), {});
+    const proxy = await recordingProxy(server.url);
+    try {
+      const engine = createTokenIdEngine({ flavor, replicas: [proxy.url], model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000 });
+      await expect(engine.syncWeights!({ path: '/data/adapters/step-1', version: 1, kind: 'lora' })).rejects.toThrow();
+      const loads = proxy.seen.filter((e) => /load_lora_adapter$/.test(e.path));
+      expect(loads.length).toBeGreaterThan(0);
+      expect(problems(new ContractCheck(contract(flavor)), proxy.seen)).toEqual([]);
+    } finally {
+      await proxy.close();
+      await server.close();
+    }
+  });
 
   it('a body the server would drop a field of, or lacks a required field of, fails (SGLang and vLLM models, SamplingParams\' keywords)', () => {
     const sglang = new ContractCheck(contract('sglang'));
