@@ -19,7 +19,7 @@ export class TinkerModel implements DatumTrainer {
   /** The `seq_id` of the next training request; requests of one model count up from 1. */
   seq = 1;
 
-  constructor(readonly http: TinkerHttp, readonly modelId: string, readonly sessionId?: string, readonly features: ServerFeatures = { seqId: true, why: 'assumed' }) {}
+  constructor(readonly http: TinkerHttp, readonly modelId: string, readonly sessionId?: string, readonly features: ServerFeatures = { seqId: true, why: 'assumed', loadWithoutOptimizer: true }) {}
 
   /**
    * Start a session and create a model on it (`create_session`, `create_model`, then its future),
@@ -161,6 +161,12 @@ export class TinkerModel implements DatumTrainer {
 
   /** `load_weights` (only as a model's first request, as the Tinker service requires). */
   async loadState(path: string, optimizer: boolean): Promise<void> {
+    if (!optimizer && !this.features.loadWithoutOptimizer) {
+      // skyrl-v0.3.0 drops `optimizer` and loads the checkpoint's Adam state too: refused, not guessed.
+      throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `Tinker service at ${this.http.baseUrl} cannot load ${path} without its optimizer state: its load_weights takes no \`optimizer\` flag (as SkyRL skyrl-v0.3.0, which always loads weights and Adam state)`, {
+        hint: 'Run a SkyRL whose load_weights takes `optimizer` (main at a9564572 or later) to start from a checkpoint\'s weights alone; resuming a run (`clawgym run --resume`) loads both and works on either.',
+      });
+    }
     await this.op('/api/v1/load_weights', { path, optimizer }, false);
   }
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { clippedTisLoss, ClawGymError, type RolloutTree, type TrainerBatch } from '@clawgym/core';
 import { computeGrpo } from '@clawgym/algo-grpo';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
@@ -100,5 +103,24 @@ describe('SkyRL releases and retried training requests', () => {
     expect(err.code).toBe('CLAWGYM_TRAINER_NOT_IDEMPOTENT');
     expect(err.message).toMatch(/forward_backward of model .*\/openapi.json is not served/);
     expect(proxy.seen.filter((e) => /forward_backward|optim_step|\/forward$/.test(e.path)).every((e) => !('seq_id' in (e.body as object)))).toBe(true);
+  }, 30_000);
+
+  it('a weights-only load (a cold start) is refused as skyrl@0.3.0, whose load_weights has no optimizer flag and loads Adam state too (api.py:612-615, 972-999 @ f5bc3b78d); main takes it (api.py:778-783 @ a9564572)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clawgym-release-load-'));
+    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const outcome: Record<string, unknown> = {};
+    for (const release of ['skyrl@0.3.0', 'skyrl@main'] as const) {
+      const standIn = await startStandIn({ release, backend: 'skyrl-jax' });
+      stops.push(standIn.stop);
+      const o = TinkerTrainerOptions.parse({ baseUrl: standIn.url, loraRank: 0, backend: 'skyrl-jax', optimizer, retry });
+      const first = await TinkerTrainer.create(o, 1);
+      await first.step(batch);
+      await first.save(join(dir, release));
+      await first.close(); // the stand-in, as SkyRL, holds one full-weight model
+      const next = await TinkerTrainer.create(o, 1);
+      outcome[release] = await next.load(join(dir, release), { weightsOnly: true }).then(() => 'loaded', (e: ClawGymError) => e.code);
+      await next.close();
+    }
+    expect(outcome).toEqual({ 'skyrl@0.3.0': 'CLAWGYM_TRAINER_UNSUPPORTED', 'skyrl@main': 'loaded' });
   }, 30_000);
 });
