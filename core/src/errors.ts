@@ -63,6 +63,10 @@ export const ErrorCodes = {
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
   /** The embedded trainer's worker thread failed or died during a step. */
   TRAINER_WORKER_FAILED: 'CLAWGYM_TRAINER_WORKER_FAILED',
+  /** A training request that a retry would apply twice failed in transit: the server has no `seq_id` to deduplicate it. */
+  TRAINER_NOT_IDEMPOTENT: 'CLAWGYM_TRAINER_NOT_IDEMPOTENT',
+  /** The Tinker service wants credentials from a command (`credential_cmd`), which ClawGym does not run. */
+  TINKER_CREDENTIAL_CMD: 'CLAWGYM_TINKER_CREDENTIAL_CMD',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -81,7 +81,7 @@ describe(`hosted Tinker's key exchange and heartbeat (Tinker SDK ${TINKER_SDK_AU
       { route: '/api/v1/session_heartbeat', credential: second, answer: { body: { type: 'session_heartbeat' } } },
     ]);
     const http = new TinkerHttp(r.url, KEY, retry, fetch, () => now);
-    const model = await TinkerModel.create(http, { baseModel: 'Qwen/Qwen3-30B-A3B', loraRank: 32 });
+    const model = await TinkerModel.create(http, { baseModel: 'Qwen/Qwen3-30B-A3B', loraRank: 32, backend: 'tinker' });
     await model.heartbeat();
     now = 1_800_000_000_000 + 3600_000 - JWT_REFRESH_BEFORE_MS - 1000;
     await model.heartbeat();
@@ -155,6 +155,40 @@ describe(`hosted Tinker's key exchange and heartbeat (Tinker SDK ${TINKER_SDK_AU
       healthz(second),
     ]);
     await new TinkerHttp(r.url, KEY, retry, fetch, () => now).get('/api/v1/healthz');
+    expect(r.left()).toBe(0);
+  });
+});
+
+/*
+ * `credential_default_source: "credential_cmd"` (thinking-machines-lab/tinker@d595dc2
+ * src/tinker/types/client_config_response.py, lib/internal_client_holder.py:245): the SDK then runs
+ * $TINKER_CREDENTIAL_CMD for the exchange's credential, unless the key given is a JWT already
+ * (lib/_auth_token_provider.py:81-106, `resolve_auth_provider`). ClawGym runs no command.
+ */
+describe('a service that wants its credential from a command (credential_cmd)', () => {
+  const closers: (() => Promise<void>)[] = [];
+  afterAll(async () => { for (const c of closers) await c(); });
+
+  it('is refused with CLAWGYM_TINKER_CREDENTIAL_CMD before any exchange, naming what to give instead', async () => {
+    const r = await replay([config({ pjwt_auth_enabled: true, credential_default_source: 'credential_cmd' })]);
+    closers.push(r.close);
+    const err = await new TinkerHttp(r.url, KEY, retry).get('/api/v1/healthz').catch((e: unknown) => e) as ClawGymError;
+    expect(err).toBeInstanceOf(ClawGymError);
+    expect(err.code).toBe('CLAWGYM_TINKER_CREDENTIAL_CMD');
+    expect(err.hint).toMatch(/a JWT starting with eyJ, as trainer.options.apiKey/);
+    expect(r.seen).toEqual([`POST /api/v1/client/config ${KEY}`]);
+  });
+
+  it('takes a JWT given as the key, as the SDK does, and exchanges it', async () => {
+    const given = jwt(2_000_000_000, 'given');
+    const issued = jwt(2_000_000_000, 'issued');
+    const r = await replay([
+      { route: '/api/v1/client/config', body: { sdk_version: 'clawgym' }, credential: given, answer: { body: { pjwt_auth_enabled: true, credential_default_source: 'credential_cmd' } } },
+      { route: '/api/v1/auth/token', body: {}, credential: given, answer: { body: { jwt: issued } } },
+      healthz(issued),
+    ]);
+    closers.push(r.close);
+    await expect(new TinkerHttp(r.url, given, retry, fetch, () => 1_900_000_000_000).get('/api/v1/healthz')).resolves.toEqual({ status: 'ok' });
     expect(r.left()).toBe(0);
   });
 });

@@ -1,3 +1,5 @@
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
+
 /**
  * How a Tinker client authenticates, as the Tinker SDK does it
  * (thinking-machines-lab/tinker at e9a95e23ea2fd57a3819bfcdce271b26ad005b68:
@@ -78,7 +80,12 @@ export class TinkerAuth {
     const r = await this.call('/api/v1/client/config', { sdk_version: 'clawgym' }, key);
     if (r.status === 404 || r.status === 405) return 'key';
     if (r.status < 200 || r.status >= 300) throw new AuthRefused('/api/v1/client/config', r.status, r.json);
-    return (r.json as { pjwt_auth_enabled?: unknown } | undefined)?.pjwt_auth_enabled === true ? 'jwt' : 'key';
+    const flags = r.json as { pjwt_auth_enabled?: unknown; credential_default_source?: unknown } | undefined;
+    if (flags?.pjwt_auth_enabled !== true) return 'key';
+    // The SDK then runs $TINKER_CREDENTIAL_CMD for the exchange's credential, unless the key is a
+    // JWT already (resolve_auth_provider, lib/_auth_token_provider.py:81-106 @ d595dc2).
+    if (flags.credential_default_source === 'credential_cmd' && !key.startsWith('eyJ')) throw credentialCmdRefused();
+    return 'jwt';
   }
 
   /** One exchange at a time: concurrent requests wait for the same JWT. */
@@ -95,6 +102,17 @@ export class TinkerAuth {
     })();
     return this.renewing;
   }
+}
+
+/**
+ * The service asks for a credential printed by a command (`credential_default_source:
+ * "credential_cmd"` in its client config, thinking-machines-lab/tinker@d595dc2
+ * src/tinker/lib/internal_client_holder.py:245); ClawGym runs no such command.
+ */
+function credentialCmdRefused(): ClawGymError {
+  return new ClawGymError(ErrorCodes.TINKER_CREDENTIAL_CMD, 'the Tinker service wants its credential from a command (credential_default_source: "credential_cmd"), which ClawGym does not run; the API key alone is not accepted for the exchange', {
+    hint: 'Run the command your organisation gives (the SDK\'s $TINKER_CREDENTIAL_CMD) and set its output, a JWT starting with eyJ, as trainer.options.apiKey / engine.options.apiKey; it is renewed only by running the command again.',
+  });
 }
 
 /** The service refused the key at the config or exchange route. */

@@ -1,6 +1,7 @@
 import { ClawGymError, ErrorCodes, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer } from '@clawgym/core';
 import { GRAD_NORM_KEYS, LOSS_SUM_KEYS, metricOf } from './backends';
-import type { TinkerHttp } from './http';
+import { serverFeatures, type ServerFeatures } from './features';
+import { HttpFailure, transient, type TinkerHttp } from './http';
 import { encodeAdam, encodeDatum, encodeLossConfig, type WireFuture, type WirePassOutput } from './wire';
 
 /** SkyRL's refusals of a second model (skyrl/backends/skyrl_train_backend.py `create_model`, workers/worker.py). */
@@ -18,13 +19,19 @@ export class TinkerModel implements DatumTrainer {
   /** The `seq_id` of the next training request; requests of one model count up from 1. */
   seq = 1;
 
-  constructor(readonly http: TinkerHttp, readonly modelId: string, readonly sessionId?: string) {}
+  constructor(readonly http: TinkerHttp, readonly modelId: string, readonly sessionId?: string, readonly features: ServerFeatures = { seqId: true, why: 'assumed', loadWithoutOptimizer: true }) {}
 
-  /** Start a session and create a model on it (`create_session`, `create_model`, then its future). */
-  static async create(http: TinkerHttp, o: { baseModel: string; loraRank: number; seed?: number }): Promise<TinkerModel> {
+  /**
+   * Start a session and create a model on it (`create_session`, `create_model`, then its future),
+   * after learning what the service takes (`features.ts`). `model_seq_id` numbers the models of a
+   * session from 0, as the Tinker SDK does; hosted Tinker requires it
+   * (thinking-machines-lab/tinker@d595dc2 src/tinker/types/create_model_request.py:15), SkyRL ignores it.
+   */
+  static async create(http: TinkerHttp, o: { baseModel: string; loraRank: number; seed?: number; backend?: string }): Promise<TinkerModel> {
+    const features = await serverFeatures(http, o.backend ?? 'skyrl-fsdp');
     const { session_id } = await http.post<{ session_id: string }>('/api/v1/create_session', { tags: ['clawgym'], user_metadata: {}, sdk_version: 'clawgym', type: 'create_session' });
     const created = await http.post<{ model_id: string; request_id: string }>('/api/v1/create_model', {
-      session_id, base_model: o.baseModel, lora_config: { rank: o.loraRank, ...(o.seed !== undefined ? { seed: o.seed } : {}) }, model_role: 'policy',
+      session_id, model_seq_id: 0, base_model: o.baseModel, lora_config: { rank: o.loraRank, ...(o.seed !== undefined ? { seed: o.seed } : {}) }, type: 'create_model',
     });
     try {
       await http.result({ future_id: created.request_id, status: 'pending', request_id: created.request_id }, 'create_model');
@@ -32,7 +39,7 @@ export class TinkerModel implements DatumTrainer {
       if (e instanceof ClawGymError && HELD.test(e.message)) throw await TinkerModel.held(http, created.model_id, e);
       throw e;
     }
-    return new TinkerModel(http, created.model_id, session_id);
+    return new TinkerModel(http, created.model_id, session_id, features);
   }
 
   /** The error for a server that holds another model (SkyRL FSDP trains one per server), naming the models it knows. */
@@ -62,10 +69,30 @@ export class TinkerModel implements DatumTrainer {
     if (this.sessionId) await this.http.call('POST', '/api/v1/session_heartbeat', { session_id: this.sessionId, type: 'session_heartbeat' }, 10_000, 1);
   }
 
-  private async op<T>(route: string, body: Record<string, unknown>, withSeq = true): Promise<T> {
-    const payload = { model_id: this.modelId, ...body, ...(withSeq ? { seq_id: this.seq++ } : {}) };
-    const future = await this.http.post<WireFuture>(route, payload);
-    return this.http.result<T>(future, route.slice('/api/v1/'.length));
+  /**
+   * One training request and its future. With `seq_id` (a server that deduplicates by it) a lost
+   * answer is retried; without, a request that changes the model (`once`) is sent once, and a
+   * failure in transit stops the run (a retry could apply it twice).
+   */
+  private async op<T>(route: string, body: Record<string, unknown>, withSeq = true, once = false): Promise<T> {
+    const seq = withSeq && this.features.seqId;
+    const payload = { model_id: this.modelId, ...body, ...(seq ? { seq_id: this.seq++ } : {}) };
+    const what = route.slice('/api/v1/'.length);
+    const future = once && !seq ? await this.sendOnce(route, what, payload) : await this.http.post<WireFuture>(route, payload);
+    return this.http.result<T>(future, what);
+  }
+
+  private async sendOnce(route: string, what: string, payload: Record<string, unknown>): Promise<WireFuture> {
+    try {
+      return await this.http.call<WireFuture>('POST', route, payload, undefined, 1);
+    } catch (e) {
+      const f = e instanceof ClawGymError ? e.cause : undefined;
+      if (!(f instanceof HttpFailure) || (f.status !== undefined && !transient(f.status))) throw e;
+      throw new ClawGymError(ErrorCodes.TRAINER_NOT_IDEMPOTENT, `Tinker service at ${this.http.baseUrl}: ${what} of model ${this.modelId} failed in transit (${f.message}) and was not retried: ${this.features.why}, so a retry could apply it twice`, {
+        cause: e,
+        hint: 'The service may or may not have applied it. Run a SkyRL that deduplicates by seq_id (main at a9564572 or later) to have such calls retried; otherwise restart the service if needed and `clawgym run --resume` from the last checkpoint.',
+      });
+    }
   }
 
   private static read(out: WirePassOutput): DatumPassResult {
@@ -81,11 +108,11 @@ export class TinkerModel implements DatumTrainer {
   }
 
   async forwardBackward(data: readonly Datum[], loss: DatumLoss, config?: DatumLossConfig): Promise<DatumPassResult> {
-    return TinkerModel.read(await this.op<WirePassOutput>('/api/v1/forward_backward', { forward_backward_input: { data: data.map(encodeDatum), loss_fn: loss, loss_fn_config: encodeLossConfig(loss, config) } }));
+    return TinkerModel.read(await this.op<WirePassOutput>('/api/v1/forward_backward', { forward_backward_input: { data: data.map(encodeDatum), loss_fn: loss, loss_fn_config: encodeLossConfig(loss, config) } }, true, true));
   }
 
   async optimStep(adam: AdamParams): Promise<{ gradNorm: number }> {
-    const out = await this.op<{ metrics?: Record<string, number> | null }>('/api/v1/optim_step', { adam_params: encodeAdam(adam) });
+    const out = await this.op<{ metrics?: Record<string, number> | null }>('/api/v1/optim_step', { adam_params: encodeAdam(adam) }, true, true);
     // SkyRL names it `skyrl.ai/grad_norm` (FSDP, Megatron and JAX alike).
     return { gradNorm: metricOf(out.metrics, GRAD_NORM_KEYS) ?? Number.NaN };
   }
@@ -134,6 +161,12 @@ export class TinkerModel implements DatumTrainer {
 
   /** `load_weights` (only as a model's first request, as the Tinker service requires). */
   async loadState(path: string, optimizer: boolean): Promise<void> {
+    if (!optimizer && !this.features.loadWithoutOptimizer) {
+      // skyrl-v0.3.0 drops `optimizer` and loads the checkpoint's Adam state too: refused, not guessed.
+      throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `Tinker service at ${this.http.baseUrl} cannot load ${path} without its optimizer state: its load_weights takes no \`optimizer\` flag (as SkyRL skyrl-v0.3.0, which always loads weights and Adam state)`, {
+        hint: 'Run a SkyRL whose load_weights takes `optimizer` (main at a9564572 or later) to start from a checkpoint\'s weights alone; resuming a run (`clawgym run --resume`) loads both and works on either.',
+      });
+    }
     await this.op('/api/v1/load_weights', { path, optimizer }, false);
   }
 }

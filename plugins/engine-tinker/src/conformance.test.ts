@@ -7,6 +7,8 @@ import { testModelDir } from '@clawgym/model-hf/testing';
 import { tinkerEngineProvider } from './engine';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { SKYRL_COMMIT } from './wire';
+import { loadContract, openapiOf } from './contracts';
+import { ContractCheck } from './__fixtures__/contract-check';
 
 /*
  * Conformance with SkyRL's open Tinker server, NovaSky-AI/SkyRL at commit
@@ -18,8 +20,11 @@ import { SKYRL_COMMIT } from './wire';
  * give (FutureResponse, CreateModelOutput, ForwardBackwardOutput as skyrl/backends/jax.py fills it,
  * OptimStepOutput, SaveWeightsForSamplerOutput, SaveWeightsOutput, LoadWeightsOutput, SampleOutput;
  * 408 "Timeout waiting for result" and 400 {detail} from retrieve_future). The client must send
- * only what those models accept and read only what they give.
+ * only what those models accept and read only what they give. Each request is also checked against
+ * the contract scripts/server-contracts read from that source (contracts/skyrl-main.json), with
+ * the fields the Tinker SDK sends (contracts/tinker-sdk.json) tolerated, as SkyRL drops them.
  */
+const contract = new ContractCheck('skyrl-main', 'tinker-sdk');
 const ID = /^[a-zA-Z0-9_-]+$/;
 const int = z.number().int();
 // TensorData reads `data`; the SDK adds dtype and shape, which pydantic ignores.
@@ -37,7 +42,8 @@ const PassInput = z.strictObject({
 const seq = int.nullish();
 const requests: Record<string, z.ZodType> = {
   '/api/v1/create_session': z.strictObject({ tags: z.array(z.string()), user_metadata: z.record(z.string(), z.unknown()).nullish(), sdk_version: z.string(), type: z.literal('create_session').optional() }),
-  '/api/v1/create_model': z.strictObject({ session_id: z.string(), base_model: z.string(), lora_config: z.strictObject({ rank: int, seed: int.nullish() }), model_role: z.string().optional() }),
+  // model_seq_id and type are the SDK's (hosted Tinker requires model_seq_id); SkyRL drops both.
+  '/api/v1/create_model': z.strictObject({ session_id: z.string(), model_seq_id: int.optional(), base_model: z.string(), lora_config: z.strictObject({ rank: int, seed: int.nullish() }), model_role: z.string().optional(), type: z.literal('create_model').optional() }),
   '/api/v1/forward': z.strictObject({ model_id: z.string(), forward_input: PassInput, seq_id: seq }),
   '/api/v1/forward_backward': z.strictObject({ model_id: z.string(), forward_backward_input: PassInput, seq_id: seq }),
   // grad_clip_norm is hosted Tinker's; SkyRL's AdamParams ignores it (pydantic drops unknown fields).
@@ -54,6 +60,8 @@ const requests: Record<string, z.ZodType> = {
   '/api/v1/unload_model': z.strictObject({ model_id: z.string(), type: z.string().nullish() }),
   '/api/v1/session_heartbeat': z.strictObject({ session_id: z.string(), type: z.literal('session_heartbeat').optional() }),
   'GET /api/v1/healthz': z.strictObject({}),
+  // FastAPI's own document of the routes: the client reads whether OptimStepRequest has seq_id.
+  'GET /openapi.json': z.strictObject({}),
   // list_checkpoints: a GET without a body.
   'GET /api/v1/training_runs/model_1234abcd/checkpoints': z.strictObject({}),
 };
@@ -76,9 +84,11 @@ async function replay(transcript: Exchange[]) {
       const next = transcript[at++];
       const schema = requests[req.method === 'GET' ? `GET ${route}` : route];
       const parsed = schema?.safeParse(body);
+      const problems = route === '/openapi.json' ? [] : contract.request(req.method ?? 'GET', route, req.method === 'GET' ? undefined : body);
       let out: { status?: number; body: unknown };
       if (!next || next.route !== route) out = { status: 599, body: { detail: `transcript expected ${next?.route ?? 'nothing'}, got ${route}` } };
       else if (!parsed?.success) out = { status: 422, body: { detail: parsed?.error.issues ?? 'no such route' } };
+      else if (problems.length) out = { status: 422, body: { detail: problems } };
       else out = next.answer(body);
       res.writeHead(out.status ?? 200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(out.body));
@@ -105,6 +115,7 @@ const retry = { attempts: 2, baseDelayMs: 5, maxDelayMs: 5, requestTimeoutMs: 50
 const healthz: Exchange = { route: '/api/v1/healthz', answer: () => ({ body: { status: 'ok' } }) };
 const createModel: Exchange[] = [
   healthz,
+  { route: '/openapi.json', answer: () => ({ body: openapiOf(loadContract('skyrl-main')) }) },
   { route: '/api/v1/create_session', answer: () => ({ body: { type: 'create_session', info_message: null, warning_message: null, error_message: null, session_id: 'session_0a1b2c3d' } }) },
   { route: '/api/v1/create_model', answer: (b) => ({ body: { model_id: 'model_1234abcd', base_model: b.base_model, lora_config: b.lora_config, status: 'created', request_id: '1' } }) },
   { route: '/api/v1/retrieve_future', answer: () => ({ body: { model_id: 'model_1234abcd', base_model: 'Qwen/Qwen3-8B', lora_config: { rank: 32, alpha: 32, seed: 1, train_attn: true, train_mlp: true, train_unembed: false } } }) },
@@ -135,6 +146,7 @@ describe(`Tinker API conformance with SkyRL's server (skyrl/tinker/api.py at ${S
       // Resuming: the old model goes first (SkyRL FSDP holds one), as UnloadModelResponse / UnloadModelOutput answer.
       { route: '/api/v1/unload_model', answer: (b) => ({ body: { request_id: '9', model_id: b.model_id } }) },
       { route: '/api/v1/retrieve_future', answer: () => ({ body: { model_id: 'model_1234abcd', status: 'unloaded' } }) },
+      { route: '/openapi.json', answer: () => ({ body: openapiOf(loadContract('skyrl-main')) }) },
       { route: '/api/v1/create_session', answer: () => ({ body: { type: 'create_session', session_id: 'session_ffff0000' } }) },
       { route: '/api/v1/create_model', answer: (b) => ({ body: { model_id: 'model_5678ef01', base_model: b.base_model, lora_config: b.lora_config, status: 'created', request_id: '7' } }) },
       { route: '/api/v1/retrieve_future', answer: () => ({ body: { model_id: 'model_5678ef01', base_model: 'Qwen/Qwen3-8B', lora_config: { rank: 32, alpha: 32, seed: 1 } } }) },

@@ -20,7 +20,7 @@ export interface RetryOptions {
 export const defaultRetry: RetryOptions = { attempts: 6, baseDelayMs: 500, maxDelayMs: 8000, requestTimeoutMs: 120_000, futureTimeoutMs: 30 * 60_000 };
 
 /** Statuses worth another try: the service is busy, restarting or timed out. */
-const transient = (status: number) => status === 408 || status === 429 || status >= 500;
+export const transient = (status: number) => status === 408 || status === 429 || status >= 500;
 
 /** Longer than SkyRL's RETRIEVE_FUTURE_TIMEOUT_SECONDS (300, `skyrl/tinker/api.py`). */
 const RETRIEVE_WAIT_MS = 330_000;
@@ -28,7 +28,7 @@ const RETRIEVE_WAIT_MS = 330_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A failed HTTP exchange, with the status when there was one. */
-class HttpFailure extends Error {
+export class HttpFailure extends Error {
   constructor(message: string, readonly status?: number, readonly detail?: string) { super(message); }
 }
 
@@ -138,6 +138,7 @@ export class TinkerHttp {
         return (await this.once(method, route, body, timeoutMs)) as T;
       } catch (e) {
         if (e instanceof AuthRefused) throw this.refused(e);
+        if (e instanceof ClawGymError) throw e; // refused before sending (auth.ts)
         const f = e as HttpFailure;
         // A JWT the service no longer takes (revoked, clocks apart): exchange the key again, once.
         if (f.status === 401 && !renewed && await this.auth.exchanges()) { renewed = true; this.auth.invalidate(); attempt--; continue; }
@@ -172,6 +173,7 @@ export class TinkerHttp {
         failure = new HttpFailure(`HTTP ${res.status}: ${detailOf(text)}`, res.status, detailOf(text));
       } catch (e) {
         if (e instanceof AuthRefused) throw this.refused(e);
+        if (e instanceof ClawGymError) throw e;
         failure = new HttpFailure(messageOf(e));
       }
       // 425: the checkpoint is still being written (SkyRL's validate_checkpoint): worth waiting for.

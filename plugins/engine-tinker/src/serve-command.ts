@@ -3,6 +3,7 @@ import { AdamOptions, ClawGymError, ErrorCodes, createKernel, loadConfig, provid
 import { loadChatModel } from '@clawgym/model-hf';
 import { TRAINER_BACKENDS, type TrainerBackend } from './backends';
 import { TinkerServer } from './server';
+import { STAND_IN_RELEASES, type StandInRelease } from './server-release';
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -19,15 +20,19 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   if (!TRAINER_BACKENDS.includes(backend)) {
     throw new ClawGymError(ErrorCodes.USAGE, `--backend must be one of ${TRAINER_BACKENDS.join(', ')}, not "${opts.backend}"`);
   }
+  const release = opts.as as StandInRelease | undefined;
+  if (release !== undefined && !(release in STAND_IN_RELEASES)) {
+    throw new ClawGymError(ErrorCodes.USAGE, `--as must be one of ${Object.keys(STAND_IN_RELEASES).join(', ')}, not "${opts.as}"`);
+  }
   const apiKey = opts.apiKey ?? process.env.CLAWGYM_TRAINER_API_KEY;
   if (opts.jwtAuth && !apiKey) throw new ClawGymError(ErrorCodes.CONFIG_INVALID, 'trainer serve --jwt-auth needs an API key to exchange', { hint: 'Pass --api-key <key> (or set CLAWGYM_TRAINER_API_KEY); clients send it as trainer.options.apiKey.' });
   const auth = { ...(apiKey ? { apiKey } : {}), jwt: opts.jwtAuth === true };
-  const server = new TinkerServer({ trainer, engine, dataDir, baseModel, host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth });
+  const server = new TinkerServer({ trainer, engine, dataDir, baseModel, host: opts.host ?? '127.0.0.1', port: Number(opts.port ?? 8000), backend, multiTenant: opts.multiTenant, sampleBaseModel: opts.sampleBaseModel, auth, release });
   const url = await server.start();
   const t = server.traits;
   const stopped = untilStopped(io);
   io.out(`ClawGym trainer service (Tinker API) on ${url} (trainer: ${trainer.name}, engine: ${engine.name}, base model: ${baseModel})\ncheckpoints: ${dataDir}\n` +
-    `behaves as ${backend}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}, ${auth.jwt ? 'API key exchanged for JWTs (auth/token)' : apiKey ? 'API key required' : 'no key'}\n` +
+    `behaves as ${backend}${release ? ` of SkyRL ${release.slice('skyrl@'.length)} (${server.release.contract['x-commit'].slice(0, 9)})` : ''}: loss ${t.reduction}, optim_step applies ${t.optimizer === 'lr-only' ? 'the learning rate only' : 'every Adam field'}, ${t.tenancy === 'one' ? 'one model at a time' : 'several models'}, base-model sampling ${t.samplesBaseModel ? 'on' : 'refused'}, ${auth.jwt ? 'API key exchanged for JWTs (auth/token)' : apiKey ? 'API key required' : 'no key'}\n` +
     `config: trainer: { use: 'tinker', options: { baseUrl: '${url}', backend: '${backend}', loraRank: 0, checkpointsDir: '${dataDir}' } }\nPress Ctrl-C to stop.\n`);
   await stopped;
   await server.stop();

@@ -22,3 +22,8 @@ export function secondModelRefusal(traits: BackendTraits, loaded: { rank: number
   if (loaded.rank !== rank) return `LoRA signature mismatch: got (rank, alpha)=(${rank}, 32.0), first adapter registered with (${loaded.rank}, 32.0).`;
   return undefined;
 }
+
+/** A request the Tinker stand-in refuses: its HTTP status and FastAPI's `{detail}` body. */
+export class TinkerRequestError extends Error {
+  constructor(readonly status: number, detail: string) { super(detail); }
+}

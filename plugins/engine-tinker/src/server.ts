@@ -8,7 +8,8 @@ import { packFolder, unpackArchive } from './archive';
 import { BACKEND_TRAITS, SKYRL_FIXED_OPTIMIZER, type BackendTraits, type TrainerBackend } from './backends';
 import { AuthRejection, StandInAuth, type StandInAuthOptions } from './server-auth';
 import { passOutput } from './server-output';
-import { secondModelRefusal, SKYRL_TEXT } from './server-rules';
+import { ReleaseRules, type StandInRelease } from './server-release';
+import { secondModelRefusal, SKYRL_TEXT, TinkerRequestError } from './server-rules';
 import { runSample, settle, type Future } from './server-sample';
 import { decodeAdam, decodeDatum, decodeLossConfig, parseTinkerPath, type WireDatum, type WirePassInput } from './wire';
 
@@ -36,11 +37,8 @@ export interface TinkerServerOptions {
   sessionTimeoutMs?: number;
   /** An API key to require, and hosted Tinker's JWT exchange (`server-auth.ts`); default: none, as SkyRL. */
   auth?: StandInAuthOptions;
-}
-
-/** A request the Tinker stand-in refuses: its HTTP status and FastAPI's `{detail}` body. */
-class TinkerRequestError extends Error {
-  constructor(readonly status: number, detail: string) { super(detail); }
+  /** The SkyRL release whose routes and request models to apply (`server-release.ts`). */
+  release?: StandInRelease;
 }
 
 const ID = /^[a-zA-Z0-9_-]+$/;
@@ -75,8 +73,10 @@ export class TinkerServer {
   private readonly base: string;
   readonly traits: BackendTraits;
   readonly auth: StandInAuth;
+  readonly release: ReleaseRules;
 
   constructor(private readonly o: TinkerServerOptions) {
+    this.release = new ReleaseRules(o.release);
     if (!o.trainer.datums) throw new ClawGymError(ErrorCodes.TRAINER_UNSUPPORTED, `trainer "${o.trainer.name}" does not take datums, so it cannot be served over the Tinker API`, { hint: 'Serve the embedded trainer (`trainer: \'embedded\'`).' });
     this.base = join(o.dataDir, 'base');
     this.auth = new StandInAuth(o.auth);
@@ -119,7 +119,8 @@ export class TinkerServer {
       const exchanged = this.auth.exchangeRoute(req.method ?? 'GET', route, sent);
       if (exchanged === undefined) this.auth.admit(sent);
       this.reap();
-      const out = exchanged ?? await this.route(req.method ?? 'GET', route, body);
+      const method = req.method ?? 'GET';
+      const out = exchanged ?? (method === 'GET' && route === '/openapi.json' ? this.release.openapi() : await this.route(method, route, this.release.admit(method, route, body)));
       if (out instanceof Redirect) { res.writeHead(302, { location: out.to }); res.end(); return; }
       if (Buffer.isBuffer(out)) { res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': out.length }); res.end(out); return; }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -248,7 +249,8 @@ export class TinkerServer {
       await this.o.trainer.load(this.base);
       this.model = { id, requests: 0, rank };
       this.latestSampler = undefined;
-      return { model_id: id, base_model: b.base_model, lora_config: lora };
+      // types.LoraConfig as SkyRL fills it (api.py:993-996 @ a9564572): alpha 32, a seed when none was sent.
+      return { model_id: id, base_model: b.base_model, lora_config: { rank, alpha: 32, seed: lora.seed ?? randomBytes(4).readUInt32BE() >>> 1, train_attn: true, train_mlp: true, train_unembed: false } };
     });
     return { model_id: id, base_model: b.base_model, lora_config: lora, status: 'created', request_id: rid };
   }

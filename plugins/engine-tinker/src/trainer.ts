@@ -95,7 +95,7 @@ export class TinkerTrainer implements Trainer {
       const left = JSON.parse(await readFile(note, 'utf8')) as { baseUrl: string; modelId: string };
       if (left.baseUrl === this.o.baseUrl) await this.unload(left.modelId);
     }
-    this.model = await TinkerModel.create(this.http, { baseModel: this.o.baseModel, loraRank: this.o.loraRank, seed: this.seed });
+    this.model = await TinkerModel.create(this.http, { baseModel: this.o.baseModel, loraRank: this.o.loraRank, seed: this.seed, backend: this.o.backend });
     if (note) { await mkdir(this.runDir!, { recursive: true }); await writeFile(note, `${JSON.stringify({ baseUrl: this.o.baseUrl, modelId: this.model.modelId })}\n`); }
     const model = this.model;
     this.heartbeat = setInterval(() => { void model.heartbeat().catch(() => undefined); }, this.o.heartbeatSeconds * 1000);

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { requireInstalled } from '../../kernel/installed';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean; tokenizer?: string; baseModel?: string }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean; tokenizer?: string; baseModel?: string; as?: string }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -30,6 +30,7 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .option('--base-model <name>', 'the base model name it answers to (get_server_capabilities)', 'embedded')
     .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
     .option('--api-key <key>', 'require this key in X-API-Key, as hosted Tinker does (default: $CLAWGYM_TRAINER_API_KEY; none: any request, as SkyRL)')
+    .addOption(new Option('--as <release>', 'reproduce a SkyRL release: its routes (others answer 404), its request models (fields they lack are dropped, as pydantic does: skyrl@0.3.0 has no seq_id, so a retried step runs twice) and its /openapi.json').choices(['skyrl@main', 'skyrl@0.3.0']))
     .option('--jwt-auth', 'as hosted Tinker with pjwt_auth_enabled: clients exchange the key at /api/v1/auth/token and send the JWT; the key itself is refused elsewhere')
     .addHelpText('after', `
 Routes (JSON, as SkyRL's skyrl/tinker/api.py): /api/v1/healthz, create_session, session_heartbeat,
