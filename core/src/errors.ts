@@ -63,6 +63,13 @@ export const ErrorCodes = {
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
   /** The embedded trainer's worker thread failed or died during a step. */
   TRAINER_WORKER_FAILED: 'CLAWGYM_TRAINER_WORKER_FAILED',
+  /**
+   * A task's `verify` threw an error of its own (not a ClawGymError it raised on purpose): a bug
+   * in the task suite's plugin. The rollout is not retried and not scored; its stack is kept.
+   */
+  VERIFIER_BUG: 'CLAWGYM_VERIFIER_BUG',
+  /** The agreement runner (our ClawGym-Task grader beside the reference one) could not run a case. */
+  AGREEMENT_FAILED: 'CLAWGYM_AGREEMENT_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
