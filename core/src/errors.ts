@@ -70,6 +70,11 @@ export const ErrorCodes = {
   VERIFIER_BUG: 'CLAWGYM_VERIFIER_BUG',
   /** The agreement runner (our ClawGym-Task grader beside the reference one) could not run a case. */
   AGREEMENT_FAILED: 'CLAWGYM_AGREEMENT_FAILED',
+  /**
+   * A verifier read a path of the workspace that the agent left missing or as something else (a
+   * folder where the answer file belongs): the agent's doing, so the rollout scores 0.
+   */
+  WORKSPACE_UNREADABLE: 'CLAWGYM_WORKSPACE_UNREADABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

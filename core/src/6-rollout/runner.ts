@@ -12,7 +12,7 @@ import type { Kernel } from '../kernel/kernel';
 import type { ServingProxy } from '../4-proxy/server';
 import { fsWorkspace } from '../1-tasks/workspace';
 import { fingerprintOf, type HarnessFingerprint } from '../3-harness/fingerprint/fingerprint';
-import { faultOf, verifierBug, type RolloutFault } from './verifier-bug';
+import { faultOf, verifierBug, workspaceVerdict, type RolloutFault } from './verifier-bug';
 
 /** One rollout to run: a task through a harness. */
 export interface RolloutJob {
@@ -255,6 +255,8 @@ export class RolloutRunner {
       // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
       await sandbox.sync?.().catch((err: unknown) => { throw new InfraError('sync', `workspace sync failed: ${messageOf(err)}`); });
       verdict = await job.task.verify(workspace, { sandbox, ...verifyInputs(closed.conversation) }).catch((err: unknown) => {
+        const wrong = workspaceVerdict(err);
+        if (wrong) return wrong;
         throw isClawGymError(err) ? new InfraError('verifier', `verifier failed: ${messageOf(err)}`) : verifierBug(job.task, this.o.suiteOf?.(job.task), err);
       });
       phases.verifyMs = lap();

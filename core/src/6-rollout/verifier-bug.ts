@@ -1,4 +1,4 @@
-import type { Task } from '../contracts/task';
+import type { Task, Verdict } from '../contracts/task';
 import { ClawGymError, ErrorCodes, isClawGymError, messageOf } from '../errors';
 
 /** A rollout's failure that is a plugin's bug, kept whole: in `eval.json`, and as the cause of the error that stops a run. */
@@ -22,6 +22,15 @@ export function verifierBug(task: Pick<Task, 'id'>, suite: string | undefined, e
   return new ClawGymError(ErrorCodes.VERIFIER_BUG,
     `the verifier of task "${task.id}"${suite ? ` in ${suite}` : ''} threw ${what}. This is a bug in the plugin, not the agent's doing or the machine's: the rollout is neither scored nor retried`,
     { cause: err, hint });
+}
+
+/**
+ * The verdict for a verifier that stopped on the agent's workspace (a folder where the answer
+ * file belongs, a file it reads that the agent never wrote): reward 0, as a wrong answer.
+ */
+export function workspaceVerdict(err: unknown): Verdict | undefined {
+  if (!isClawGymError(err) || err.code !== ErrorCodes.WORKSPACE_UNREADABLE) return undefined;
+  return { reward: 0, pass: false, details: `the workspace is not as the task asks: ${err.message}` };
 }
 
 /**
