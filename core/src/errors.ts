@@ -67,6 +67,18 @@ export const ErrorCodes = {
   TRAINER_NOT_IDEMPOTENT: 'CLAWGYM_TRAINER_NOT_IDEMPOTENT',
   /** The Tinker service wants credentials from a command (`credential_cmd`), which ClawGym does not run. */
   TINKER_CREDENTIAL_CMD: 'CLAWGYM_TINKER_CREDENTIAL_CMD',
+  /**
+   * A task's `verify` threw an error of its own (not a ClawGymError it raised on purpose): a bug
+   * in the task suite's plugin. The rollout is not retried and not scored; its stack is kept.
+   */
+  VERIFIER_BUG: 'CLAWGYM_VERIFIER_BUG',
+  /** The agreement runner (our ClawGym-Task grader beside the reference one) could not run a case. */
+  AGREEMENT_FAILED: 'CLAWGYM_AGREEMENT_FAILED',
+  /**
+   * A verifier read a path of the workspace that the agent left missing or as something else (a
+   * folder where the answer file belongs): the agent's doing, so the rollout scores 0.
+   */
+  WORKSPACE_UNREADABLE: 'CLAWGYM_WORKSPACE_UNREADABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

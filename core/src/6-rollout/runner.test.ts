@@ -10,6 +10,7 @@ import { describeIf, startScriptedProxy } from '../testing';
 import type { ScriptContext, ScriptedTurn } from '../4-proxy/engine/scripted';
 import { RolloutRunner, type RolloutJob } from './runner';
 import { fingerprintOf } from '../3-harness/fingerprint/fingerprint';
+import { ClawGymError, ErrorCodes } from '../errors';
 
 /** A harness that is a real process running `code` (Node) with the session's OpenAI endpoint. */
 const processHarness = (name: string, code: string): Harness => ({
@@ -105,7 +106,7 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     expect(seen?.conversation?.[0]?.parts).toEqual([{ type: 'text', text: 'go' }]);
   }, 30_000);
 
-  it('classifies ok, harness crash, harness hang, engine failing, verifier throwing and sandbox failure; the run goes on', async () => {
+  it('classifies ok, harness crash, harness hang, engine failing and sandbox failure; the run goes on', async () => {
     let creates = 0;
     const base = netnsSandboxProvider();
     const flaky: SandboxProvider = { ...base, create: async (spec) => { if (spec.rolloutId === 'flaky-sandbox' && creates++ === 0) throw new Error('no space left'); return base.create(spec); } };
@@ -114,13 +115,12 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
       { rolloutId: 'crash-1', step: 1, task: writeTask('t2'), harness: crasher },
       { rolloutId: 'hang-1', step: 1, task: writeTask('t3', { timeLimitMs: 1500 }), harness: hanger },
       { rolloutId: 'engine-down-1', step: 1, task: writeTask('t4'), harness: agent },
-      { rolloutId: 'bad-verifier-1', step: 1, task: writeTask('t5', { verify: async () => { throw new Error('verifier bug'); } }), harness: agent },
       { rolloutId: 'flaky-sandbox', step: 1, task: writeTask('t6'), harness: agent },
     ];
     const started = Date.now();
     const reports = await runner(flaky).run(jobs);
     const by = Object.fromEntries(reports.map((r) => [r.rolloutId, r]));
-    expect(reports).toHaveLength(6);
+    expect(reports).toHaveLength(5);
     expect(by['ok-1']).toMatchObject({ outcome: 'ok', reward: 1, attempts: 1, calls: 1 });
     expect(by['crash-1']).toMatchObject({ outcome: 'harness-error', reward: 0, attempts: 1 });
     expect(by['hang-1']).toMatchObject({ outcome: 'timeout', attempts: 1 });
@@ -128,13 +128,31 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     expect(by['engine-down-1']).toMatchObject({ outcome: 'infra-error', attempts: 2 });
     expect(by['engine-down-1']!.reward).toBeNaN();
     expect(by['engine-down-1']!.details).toMatch(/^engine or proxy failed: engine 500/);
-    expect(by['bad-verifier-1']).toMatchObject({ outcome: 'infra-error', details: 'verifier failed: verifier bug' });
-    expect(by['bad-verifier-1']!.reward).toBeNaN();
     expect(by['flaky-sandbox']).toMatchObject({ outcome: 'ok', attempts: 2, sessionId: 'flaky-sandbox.retry1', reward: 1 });
     expect(Date.now() - started).toBeLessThan(20_000);
     // Every attempt's calls were recorded under its own session.
     expect((await p.proxy.records('ok-1'))).toHaveLength(1);
   }, 60_000);
+
+  it('a verifier that throws an error of its own is its plugin\'s bug: named with suite and plugin, its stack kept, not retried', async () => {
+    const task = writeTask('t5', { verify: async () => { throw new TypeError('verifier bug'); } });
+    const suiteOf = (t: Task) => (t === task ? 'task suite "files" (plugin "files-plugin", clawgym-plugin-files@2.0.0)' : undefined);
+    const [report] = await runner(undefined, { suiteOf }).run([{ rolloutId: 'bad-verifier-1', step: 1, task, harness: agent }]);
+    const by = { 'bad-verifier-1': report };
+    expect(by['bad-verifier-1']).toMatchObject({
+      outcome: 'infra-error', infraClass: 'verifier', attempts: 1,
+      details: 'the verifier of task "t5" in task suite "files" (plugin "files-plugin", clawgym-plugin-files@2.0.0) threw TypeError: verifier bug. This is a bug in the plugin, not the agent\'s doing or the machine\'s: the rollout is neither scored nor retried',
+      fault: { code: 'CLAWGYM_VERIFIER_BUG', stack: expect.stringMatching(/^TypeError: verifier bug\n\s+at .*runner\.test\.ts/) },
+    });
+    expect(by['bad-verifier-1']!.reward).toBeNaN();
+  }, 30_000);
+
+  it('retries a verifier whose machinery failed (a ClawGymError it raised) as an infrastructure failure', async () => {
+    const task = writeTask('t7', { verify: async () => { throw new ClawGymError(ErrorCodes.VERIFIER_FAILED, 'reward.sh exited 1'); } });
+    const [report] = await runner().run([{ rolloutId: 'verifier-machinery-1', step: 1, task, harness: agent }]);
+    expect(report).toMatchObject({ outcome: 'infra-error', infraClass: 'verifier', attempts: 2, details: 'verifier failed: reward.sh exited 1' });
+    expect(report!.fault).toBeUndefined();
+  }, 30_000);
 
   it('fingerprints what the harness sends: its first main call (not a side call before it), the sandbox paths masked, the CLI version asked once', async () => {
     // A title-like side call (no tools) first, then the agent, whose system prompt names its workspace.

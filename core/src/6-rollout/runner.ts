@@ -6,12 +6,13 @@ import type { Task, Verdict } from '../contracts/task';
 import type { InfraClass, RolloutOutcome } from '../contracts/tree';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
-import { ClawGymError, ErrorCodes, messageOf } from '../errors';
+import { ClawGymError, ErrorCodes, isClawGymError, messageOf } from '../errors';
 import type { RolloutRequest, RolloutResult } from '../contracts/hooks';
 import type { Kernel } from '../kernel/kernel';
 import type { ServingProxy } from '../4-proxy/server';
 import { fsWorkspace } from '../1-tasks/workspace';
 import { fingerprintOf, type HarnessFingerprint } from '../3-harness/fingerprint/fingerprint';
+import { faultOf, verifierBug, workspaceVerdict, type RolloutFault } from './verifier-bug';
 
 /** One rollout to run: a task through a harness. */
 export interface RolloutJob {
@@ -42,6 +43,8 @@ export interface RolloutReport extends RolloutResult {
   exit?: { code: number | null; timedOut: boolean };
   /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
   phases?: RolloutPhases;
+  /** A plugin's bug that ended the rollout (a verifier or a `beforeRollout` tap that threw), with its stack: never retried. */
+  fault?: RolloutFault;
 }
 
 /** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
@@ -77,6 +80,8 @@ export interface RunnerOptions {
   /** Sweep this run's leftovers from an earlier, killed runner before the first rollout (default true). */
   sweepOnStart?: boolean;
   onProgress?: (event: { kind: 'start' | 'done' | 'retry'; rolloutId: string; report?: RolloutReport; inFlight: number; done: number; total: number }) => void;
+  /** Names a task's suite and its plugin (`task suite "x" (plugin "y", pkg@1.0.0)`), for a verifier's bug. */
+  suiteOf?: (task: Task) => string | undefined;
 }
 
 class InfraError extends Error {
@@ -95,8 +100,10 @@ export function verifyInputs(conversation: CanonicalMessage[] | undefined): { fi
  * Runs rollouts with bounded concurrency: for each, a sandbox, the task's workspace, a proxy
  * session, the harness, the verifier; then everything is torn down. Outcomes are classified
  * (ok / harness-error / timeout / infra-error); only infrastructure failures — sandbox, task
- * setup, engine or proxy failure, missing records, a verifier that throws — are retried, and
- * they are never scored as reward 0: they carry no reward and never enter training.
+ * setup, engine or proxy failure, missing records, a verifier's machinery (a ClawGymError it
+ * raised) — are retried, and they are never scored as reward 0: they carry no reward and never
+ * enter training. A verifier that throws an error of its own is a bug in its plugin: the rollout
+ * carries it as its `fault` (with the stack), unscored, and is not retried.
  */
 export class RolloutRunner {
   private swept = false;
@@ -166,7 +173,7 @@ export class RolloutRunner {
     let report: RolloutReport | undefined;
     for (let attempt = 1; attempt <= 1 + this.o.infraRetries; attempt++) {
       report = await this.attempt(job, attempt, signal);
-      if (report.outcome !== 'infra-error' || signal?.aborted) break;
+      if (report.outcome !== 'infra-error' || report.fault || signal?.aborted) break;
       if (attempt <= this.o.infraRetries) this.o.onProgress?.({ kind: 'retry', rolloutId: job.rolloutId, report, inFlight: 0, done: 0, total: 0 });
     }
     return report!;
@@ -184,6 +191,7 @@ export class RolloutRunner {
     let verdict: Verdict | undefined;
     let details = '';
     let infraClass: InfraClass | undefined;
+    let fault: RolloutFault | undefined;
     let exit: RolloutReport['exit'];
     const phases: RolloutPhases = {};
     let mark = started;
@@ -246,13 +254,18 @@ export class RolloutRunner {
       outcome = result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'harness-error';
       // A sandbox whose workspace is not our folder (a remote Docker host) brings it back first.
       await sandbox.sync?.().catch((err: unknown) => { throw new InfraError('sync', `workspace sync failed: ${messageOf(err)}`); });
-      verdict = await job.task.verify(workspace, { sandbox, ...verifyInputs(closed.conversation) }).catch((err: unknown) => { throw new InfraError('verifier', `verifier failed: ${messageOf(err)}`); });
+      verdict = await job.task.verify(workspace, { sandbox, ...verifyInputs(closed.conversation) }).catch((err: unknown) => {
+        const wrong = workspaceVerdict(err);
+        if (wrong) return wrong;
+        throw isClawGymError(err) ? new InfraError('verifier', `verifier failed: ${messageOf(err)}`) : verifierBug(job.task, this.o.suiteOf?.(job.task), err);
+      });
       phases.verifyMs = lap();
       details = outcome === 'ok' ? verdict.details : `${outcome} (exit ${result.exitCode}): ${verdict.details}`;
     } catch (err) {
       outcome = 'infra-error';
-      infraClass = err instanceof InfraError ? err.infraClass : 'runner';
-      details = err instanceof InfraError ? err.message : `runner failure: ${messageOf(err)}`;
+      fault = faultOf(err);
+      infraClass = err instanceof InfraError ? err.infraClass : fault?.code === ErrorCodes.VERIFIER_BUG ? 'verifier' : 'runner';
+      details = err instanceof InfraError || fault ? messageOf(err) : `runner failure: ${messageOf(err)}`;
       verdict = undefined;
       await this.o.proxy.closeSession(sessionId).catch(() => undefined);
       records = await this.o.proxy.heads(sessionId).catch(() => []);
@@ -267,6 +280,7 @@ export class RolloutRunner {
       verdict, details, calls: records.length, durationMs: Date.now() - started, records, exit, phases,
       ...(infraClass ? { infraClass } : {}),
       ...(fingerprint ? { fingerprint } : {}),
+      ...(fault ? { fault } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;

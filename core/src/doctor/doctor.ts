@@ -1,10 +1,10 @@
 import type { ProviderCheck } from '../contracts/check';
 import type { ResolvedConfig } from '../config/schema';
-import { isClawGymError, messageOf } from '../errors';
+import { ErrorCodes, isClawGymError, messageOf } from '../errors';
 import { provider, slotName, type SlotRef } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
 import type { PluginKind } from '../contracts/plugin';
-import { pluginCandidates } from '../kernel/resolve';
+import { shippedPackageFor } from '../kernel/resolve';
 import { createKernel } from '../run/create-kernel';
 import type { Harness } from '../contracts/harness';
 import { checkClisInSandbox } from './cli-in-sandbox';
@@ -33,10 +33,12 @@ async function resolveSlot<K extends PluginKind>(kernel: Kernel, kind: K, slot: 
     rows.push({ status: 'ok', what: `${kind} ${name}`, detail: origin ? `from ${origin.packageName}${origin.version ? `@${origin.version}` : ''}` : 'registered' });
     return value;
   } catch (err) {
-    const candidates = pluginCandidates(name, kind);
+    // An install command only for a package ClawGym publishes, and only when nothing installed
+    // answers to the name: a typo, or a package that is there but unusable, needs no install.
+    const shipped = isClawGymError(err) && err.code === ErrorCodes.PLUGIN_NOT_FOUND ? shippedPackageFor(name, kind) : undefined;
     rows.push({
-      status: 'missing', what: `${kind} ${name}`, detail: isClawGymError(err) ? err.message : messageOf(err),
-      ...(candidates[0] && !candidates[0].startsWith('.') && !candidates[0].startsWith('/') ? { install: `npm i -D ${candidates[0]}` } : {}),
+      status: 'missing', what: `${kind} ${name}`, detail: isClawGymError(err) ? `${err.message}${err.hint ? ` (${err.hint})` : ''}` : messageOf(err),
+      ...(shipped ? { install: `npm i -D ${shipped}` } : {}),
     });
     return undefined;
   }

@@ -88,7 +88,7 @@ describe('plugin resolution', () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toBe(`cannot find plugin "nothing" (an algorithm) from ${dir}. Tried:\n  - @clawgym/algo-nothing\n  - clawgym-plugin-nothing`);
+    expect(message).toBe(`cannot find plugin "nothing" (an algorithm) from ${dir}; tried @clawgym/algo-nothing, clawgym-plugin-nothing`);
   });
 
   it('resolves from the config file\'s folder, not the current directory', async () => {

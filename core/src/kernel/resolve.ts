@@ -5,6 +5,7 @@ import { ClawGymError, ErrorCodes, isClawGymError, messageOf } from '../errors';
 import { loadModule } from '../util/load-module';
 import { KIND_PREFIX, PLUGIN_KINDS, isPlugin, type ClawGymPlugin, type PluginKind } from '../contracts/plugin';
 import { withArticle } from '../util/article';
+import { installedPackageDir, unusablePackage } from './unusable';
 
 const PREFIXED = new RegExp(`^(${Object.values(KIND_PREFIX).join('|')})-`);
 
@@ -17,6 +18,25 @@ const PREFIXED = new RegExp(`^(${Object.values(KIND_PREFIX).join('|')})-`);
 export const SHIPPED_UNDER_ANOTHER_NAME: Readonly<Partial<Record<PluginKind, Readonly<Record<string, string>>>>> = {
   engine: { sglang: '@clawgym/engine-vllm' },
 };
+
+/**
+ * The plugin packages ClawGym publishes (`resolve.test.ts` checks this against the workspace's
+ * package names). An install hint names a package only when it is one of these: a name merely
+ * guessed from a typo (`@clawgym/task-taks-demo`) does not exist, and `clawgym doctor --fix` must
+ * never install whatever answers to a guessed name.
+ */
+export const SHIPPED_PACKAGES: readonly string[] = [
+  '@clawgym/algo-grpo', '@clawgym/algo-ppo', '@clawgym/engine-embedded', '@clawgym/engine-tinker', '@clawgym/engine-vllm',
+  '@clawgym/harness-agentloop', '@clawgym/harness-claude-code', '@clawgym/harness-codex', '@clawgym/harness-gemini-cli',
+  '@clawgym/harness-openclaw', '@clawgym/harness-opencode', '@clawgym/harness-pi', '@clawgym/harness-qwen-code',
+  '@clawgym/kernels-cpu', '@clawgym/kernels-gpujs', '@clawgym/model-hf', '@clawgym/sandbox-docker',
+  '@clawgym/task-builtin', '@clawgym/task-formats', '@clawgym/task-jobbench', '@clawgym/task-officeqa',
+];
+
+/** The published package to install for a name (the first candidate ClawGym ships), if any. */
+export function shippedPackageFor(name: string, kind?: PluginKind): string | undefined {
+  return pluginCandidates(name, kind).find((c) => SHIPPED_PACKAGES.includes(c));
+}
 
 /**
  * Expand a plugin name into the packages to try, in order (Babel/Docusaurus-style):
@@ -114,7 +134,8 @@ export function tryResolve(candidate: string, fromDir: string): string | undefin
 
 /**
  * Find the package of a plugin name, resolving from `fromDir` (the config file's folder).
- * Fails with every candidate tried.
+ * Fails with every candidate tried; a candidate installed without a loadable entry (no `dist/`)
+ * fails as such, never as "cannot find".
  */
 export function findPluginPackage(name: string, fromDir: string, kind?: PluginKind): PluginPackage {
   const candidates = pluginCandidates(name, kind);
@@ -122,11 +143,44 @@ export function findPluginPackage(name: string, fromDir: string, kind?: PluginKi
     const entry = tryResolve(candidate, fromDir);
     if (entry) return readPluginPackage(packageDirOf(entry), entry);
   }
-  throw new ClawGymError(
+  for (const candidate of candidates) {
+    const dir = installedPackageDir(candidate, fromDir);
+    if (dir) throw unusablePackage(candidate, dir);
+  }
+  throw pluginNotFound(name, fromDir, kind);
+}
+
+/** A name that an installed plugin answers to, offered when a name is not found ("did you mean"). */
+export interface Suggestion {
+  /** What to write instead. */
+  name: string;
+  /** Where it comes from, e.g. `taskSuite "count-lines" from clawgym-plugin-tasks-demo@1.0.0`. */
+  from: string;
+}
+
+/**
+ * The error for a plugin name that nothing answers to: every candidate tried, the nearest
+ * installed name when there is one, and an install command only for a package ClawGym publishes.
+ */
+export function pluginNotFound(name: string, fromDir: string, kind?: PluginKind, suggestion?: Suggestion): ClawGymError {
+  const candidates = pluginCandidates(name, kind);
+  const shipped = shippedPackageFor(name, kind);
+  const hint = suggestion ? `Did you mean "${suggestion.name}" (${suggestion.from})? \`clawgym plugins\` lists what is installed.`
+    : shipped ? `Install it (npm i -D ${shipped}) or import the plugin object in clawgym.config.ts.`
+      : `No ClawGym package is called so and nothing installed answers to "${name}": check the name against \`clawgym plugins\`, or install the plugin's package by its own name (a community plugin is usually clawgym-plugin-<name>).`;
+  return new ClawGymError(
     ErrorCodes.PLUGIN_NOT_FOUND,
-    `cannot find plugin "${name}"${kind ? ` (${withArticle(kind)})` : ''} from ${fromDir}. Tried:\n${candidates.map((c) => `  - ${c}`).join('\n')}`,
-    { hint: `Install one of them (npm i -D ${candidates[0]}) or import the plugin object in clawgym.config.ts.` },
+    `cannot find plugin "${name}"${kind ? ` (${withArticle(kind)})` : ''} from ${fromDir}; tried ${candidates.join(', ')}`,
+    { hint },
   );
+}
+
+/** A value that is not a plugin, in a few words, for the error that refuses it. */
+function shapeOf(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  const keys = Object.keys(value);
+  return keys.length ? `an object with ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', …' : ''} but no name and apply()` : 'an empty object';
 }
 
 /** Turn a module's export into a plugin object: a factory is called with the options. */
@@ -135,7 +189,8 @@ export function instantiatePlugin(exported: unknown, options: Record<string, unk
   if (!isPlugin(value)) {
     throw new ClawGymError(
       ErrorCodes.PLUGIN_INVALID,
-      `${from} does not export a ClawGym plugin (expected a factory returning { name, apply } or such an object)`,
+      `${from} exports nothing usable: its export is ${typeof exported === 'function' ? `a function that returned ${shapeOf(value)}` : shapeOf(value)}`,
+      { hint: 'A plugin module\'s default export is a factory returning { name, apply } (definePlugin makes one), or such an object.' },
     );
   }
   return value;
@@ -150,7 +205,7 @@ export function loadPluginFromPackage(pkg: PluginPackage, options?: Record<strin
     throw new ClawGymError(ErrorCodes.PLUGIN_INVALID, `plugin package ${pkg.packageName} failed to load: ${messageOf(err)}`, { cause: err });
   }
   try {
-    return instantiatePlugin(exported, options, `package ${pkg.packageName}`);
+    return instantiatePlugin(exported, options, `the plugin package ${pkg.packageName}${pkg.version ? `@${pkg.version}` : ''}`);
   } catch (err) {
     if (isClawGymError(err)) throw err;
     throw new ClawGymError(ErrorCodes.PLUGIN_INVALID, `plugin factory of ${pkg.packageName} threw: ${messageOf(err)}`, { cause: err });

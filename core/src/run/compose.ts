@@ -113,17 +113,28 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   const harnesses = await service(c, Tokens.Harnesses, () => harnessesOf(o.purpose === 'serve' ? [] : o.harnesses ?? config.harnesses));
   const evalHarnesses = await service(c, Tokens.EvalHarnesses, async () => (config.run.evalHarnesses && o.purpose === 'run' ? harnessesOf(config.run.evalHarnesses) : harnesses));
   const limits = o.taskLimits ?? { ...DEFAULT_LIMITS[o.purpose], ...(o.purpose === 'run' ? { test: config.run.evalTasks } : {}) };
+  // Which suite (and plugin) each task came from, so a verifier's bug names them.
+  const suiteOfTask = new WeakMap<Task, string>();
+  const suitesLoaded: string[] = [];
   const tasks = await service(c, Tokens.Tasks, async () => {
     const out: RunTasks = { train: [], test: [] };
     for (const slot of o.purpose === 'serve' ? [] : o.suites ?? config.tasks) {
       const suite = await provider(kernel, 'taskSuite', slot);
+      const origin = kernel.registry.entries('taskSuite').find((e) => e.name === suite.name)?.origin;
+      const pkg = origin && origin.packageName !== '(config)' ? `, ${origin.packageName}${origin.version ? `@${origin.version}` : ''}` : '';
+      const named = `task suite "${suite.name}"${origin ? ` (plugin "${origin.plugin}"${pkg})` : ''}`;
+      suitesLoaded.push(named);
       for (const split of ['train', 'test'] as const) {
         const limit = limits[split];
-        if (limit !== undefined) out[split].push(...await suite.tasks(split, { seed: config.run.seed, limit, options: slotOptions(slot) }) as Task[]);
+        if (limit === undefined) continue;
+        const loaded = await suite.tasks(split, { seed: config.run.seed, limit, options: slotOptions(slot) }) as Task[];
+        for (const t of loaded) suiteOfTask.set(t, named);
+        out[split].push(...loaded);
       }
     }
     return out;
   });
+  const suiteOf = (t: Task) => suiteOfTask.get(t) ?? (suitesLoaded.length === 1 ? suitesLoaded[0] : undefined);
   const reporters = await service(c, Tokens.Reporters, async () => [
     metricsJsonlReporter,
     ...await Promise.all(config.reporters.map((slot) => provider(kernel, 'reporter', slot))),
@@ -146,6 +157,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
       timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
       // The run's live display follows the run's own rollouts; a scope's caller listens to its own.
       onProgress: s === c ? o.onRollout : undefined,
+      suiteOf,
     })),
   }));
 

@@ -1,5 +1,14 @@
 import { ClawGymError, ErrorCodes } from '../errors';
 import type { RolloutResult } from '../contracts/hooks';
+import { faultError, type RolloutFault } from '../6-rollout/verifier-bug';
+
+type Report = Pick<RolloutResult, 'outcome' | 'details' | 'request'> & { fault?: RolloutFault };
+
+/** A plugin's bug among the failures stops the run as itself (with its stack), not as the machine's. */
+function refuseFault(reports: readonly Report[]): void {
+  const fault = reports.find((r) => r.outcome === 'infra-error' && r.fault)?.fault;
+  if (fault) throw faultError(fault);
+}
 
 const allInfra = (reports: readonly Pick<RolloutResult, 'outcome'>[]) => reports.length > 0 && reports.every((r) => r.outcome === 'infra-error');
 
@@ -22,8 +31,9 @@ export class InfraGuard {
   constructor(private readonly limit: number) {}
 
   /** After each step: throws {@link ErrorCodes.INFRA_FAILURES} when the limit is reached. */
-  step(step: number, reports: readonly Pick<RolloutResult, 'outcome' | 'details' | 'request'>[]): void {
+  step(step: number, reports: readonly Report[]): void {
     if (!allInfra(reports)) { this.streak = 0; return; }
+    if (this.limit > 0) refuseFault(reports);
     if (this.streak++ === 0) this.first = firstFailure(reports);
     if (this.limit > 0 && this.streak >= this.limit) {
       throw new ClawGymError(ErrorCodes.INFRA_FAILURES,
@@ -33,8 +43,9 @@ export class InfraGuard {
 }
 
 /** An evaluation (`what`) in which every rollout was an infrastructure failure measured nothing: stop. */
-export function refuseAllInfraEval(what: string, reports: readonly Pick<RolloutResult, 'outcome' | 'details' | 'request'>[]): void {
+export function refuseAllInfraEval(what: string, reports: readonly Report[]): void {
   if (!allInfra(reports)) return;
+  refuseFault(reports);
   throw new ClawGymError(ErrorCodes.INFRA_FAILURES,
     `${what} measured nothing: all ${reports.length} rollouts failed for infrastructure reasons; the first: ${firstFailure(reports)}`, { hint });
 }

@@ -24,3 +24,7 @@ export {
   describeSandboxConformance, describeLimitConformance, limitCheck, openEscapeLab, commandLinesHolding, ESCAPES, LIMITS,
   type ConformanceSetup, type ConformanceOptions, type Escape, type EscapeLab, type Limit, type LimitCheck,
 } from './sandbox-conformance';
+export {
+  checkTaskSuite, describeTaskSuite, suiteOfPlugin, playOracle, formatProblems,
+  type TaskSuiteTesterOptions, type SuiteProblem, type SuiteCheck,
+} from './task-suite-tester';

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
 
 /** How the Tinker stand-in authenticates (`clawgym trainer serve --api-key K [--jwt-auth]`). */
 export interface StandInAuthOptions {
@@ -34,7 +35,7 @@ export class StandInAuth {
   issued = 0;
 
   constructor(private readonly o: StandInAuthOptions = {}) {
-    if (o.jwt && !o.apiKey) throw new Error('the JWT exchange needs an API key to exchange (--api-key)');
+    if (o.jwt && !o.apiKey) throw new ClawGymError(ErrorCodes.USAGE, 'the JWT exchange needs an API key to exchange', { hint: 'Give the stand-in an API key (--api-key) along with --jwt.' });
   }
 
   private now(): number { return (this.o.now ?? Date.now)(); }

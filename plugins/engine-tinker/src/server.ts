@@ -244,7 +244,7 @@ export class TinkerServer {
     // As SkyRL: the POST is accepted; the refusal is the future's (retrieve_future answers 400).
     const rid = this.enqueue(id, 'create_model', undefined, undefined, async () => {
       const refusal = this.model ? secondModelRefusal(this.traits, this.model, rank) : undefined;
-      if (refusal) throw new Error(refusal);
+      if (refusal) throw new TinkerRequestError(400, refusal);
       // This stand-in holds one set of weights: a model it may take beside another replaces it.
       await this.o.trainer.load(this.base);
       this.model = { id, requests: 0, rank };

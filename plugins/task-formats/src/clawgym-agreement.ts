@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fsWorkspace, isClawGymError, messageOf, type SandboxProvider, type Workspace } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, fsWorkspace, isClawGymError, messageOf, type SandboxProvider, type Workspace } from '@clawgym/core';
 import type { ClawGymBenchTask } from './clawgym-bench';
 import { filesUnder } from './files';
 
@@ -95,7 +95,7 @@ class ReferenceGrader {
       this.waiting.push((line) => {
         const r = JSON.parse(line) as Record<string, unknown>;
         const ms = Number(r.grade_ms ?? 0);
-        if (typeof r.error === 'string') reject(new Error(`reference grader: ${r.error}`));
+        if (typeof r.error === 'string') reject(new ClawGymError(ErrorCodes.AGREEMENT_FAILED, `the reference grader could not grade: ${r.error}`));
         else if (r.timed_out) resolve({ timedOut: true, ms });
         else if (r.parse !== 'ok') resolve({ fault: `${String(r.parse)} (exit ${String(r.returncode)}): ${String(r.stderr ?? '').trim().slice(-300)}`, ms });
         else resolve({ score: typeof r.score === 'string' ? Number(r.score.replace('inf', 'Infinity')) : Number(r.score), ms });
@@ -126,7 +126,7 @@ async function oursOn(task: ClawGymBenchTask, variant: AgreementVariant, sandbox
   for (const [path, text] of variant.writes) await ws.writeFile(path, text);
   if (variant.run) {
     const r = await sandbox.exec(['bash', '-c', variant.run], { timeoutMs: 120_000, modelForwarder: false });
-    if (r.exitCode !== 0) throw new Error(`near-solution of ${task.id} failed (exit ${r.exitCode}): ${r.stderr.slice(-500)}`);
+    if (r.exitCode !== 0) throw new ClawGymError(ErrorCodes.AGREEMENT_FAILED, `the near-solution of ${task.id} failed in the sandbox (exit ${r.exitCode}): ${r.stderr.slice(-500)}`);
   }
   const t0 = performance.now();
   try {

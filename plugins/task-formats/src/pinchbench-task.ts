@@ -6,6 +6,9 @@
  * `LLM Judge Rubric`), parsed as its `scripts/lib_tasks.py` parses them.
  */
 import { load as loadYaml } from 'js-yaml';
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
+
+const invalid = (message: string, cause?: unknown) => new ClawGymError(ErrorCodes.TASK_INVALID, message, cause === undefined ? {} : { cause });
 
 export type GradingType = 'automated' | 'llm_judge' | 'hybrid';
 
@@ -50,23 +53,23 @@ function sections(body: string): Map<string, string> {
 
 const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
 
-/** Parse a task file; throws an Error saying what is wrong. */
+/** Parse a task file; throws a ClawGymError (TASK_INVALID) saying what is wrong. */
 export function parsePinchBenchTask(text: string): PinchBenchSpec {
   const m = /^---\s*\n([\s\S]*?)\n---\s*\n([\s\S]*)$/.exec(text);
-  if (!m) throw new Error('no YAML front matter (--- … ---) at the top');
+  if (!m) throw invalid('no YAML front matter (--- … ---) at the top');
   let meta: unknown;
-  try { meta = loadYaml(m[1]!); } catch (e) { throw new Error(`its front matter is not valid YAML: ${(e as Error).message.split('\n')[0]}`); }
-  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw new Error('its front matter is not a YAML mapping');
+  try { meta = loadYaml(m[1]!); } catch (e) { throw invalid(`its front matter is not valid YAML: ${(e as Error).message.split('\n')[0]}`, e); }
+  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw invalid('its front matter is not a YAML mapping');
   const fm = meta as Record<string, unknown>;
   const s = sections(m[2]!);
   const gradingType = (fm.grading_type ?? 'automated') as GradingType;
-  if (!['automated', 'llm_judge', 'hybrid'].includes(gradingType)) throw new Error(`grading_type ${JSON.stringify(fm.grading_type)} is none of automated, llm_judge, hybrid`);
+  if (!['automated', 'llm_judge', 'hybrid'].includes(gradingType)) throw invalid(`grading_type ${JSON.stringify(fm.grading_type)} is none of automated, llm_judge, hybrid`);
   const files = Array.isArray(fm.workspace_files) ? fm.workspace_files : [];
   const workspaceFiles = files.map((f: unknown, i): WorkspaceFile => {
     const o = (f && typeof f === 'object' ? f : {}) as Record<string, unknown>;
     if (typeof o.content === 'string' && typeof o.path === 'string') return { path: o.path, content: o.content };
     if (typeof o.source === 'string' && typeof o.dest === 'string') return { source: o.source, dest: o.dest };
-    throw new Error(`workspace_files[${i}] has neither path and content nor source and dest`);
+    throw invalid(`workspace_files[${i}] has neither path and content nor source and dest`);
   });
   const checks = s.get('Automated Checks');
   const code = checks ? /```python\s*([\s\S]*?)\s*```/.exec(checks)?.[1] : undefined;

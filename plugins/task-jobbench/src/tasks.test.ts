@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace, type Task } from '@clawgym/core';
-import { createTestKernel } from '@clawgym/core/testing';
+import { createTestKernel, describeTaskSuite, suiteOfPlugin } from '@clawgym/core/testing';
 import jobbench, { parseCsv } from './index';
 
 const dirs: string[] = [];
@@ -10,6 +10,8 @@ const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix));
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 const workspace = () => fsWorkspace(tmp('jobbench-'));
+
+describeTaskSuite('jobbench', { suite: suiteOfPlugin(() => jobbench(), 'jobbench'), limit: 8 });
 
 async function prepared(task: Task) {
   const ws = workspace();

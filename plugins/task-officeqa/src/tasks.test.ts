@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsWorkspace } from '@clawgym/core';
-import { createTestKernel } from '@clawgym/core/testing';
+import { createTestKernel, describeTaskSuite, suiteOfPlugin } from '@clawgym/core/testing';
 import officeqa from './index';
 
 const dirs: string[] = [];
 const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+describeTaskSuite('officeqa', { suite: suiteOfPlugin(() => officeqa(), 'officeqa'), limit: 8 });
 
 describe('officeqa generated report questions', () => {
   it('hides the answer in one report of the corpus and verifies the tagged answer', async () => {

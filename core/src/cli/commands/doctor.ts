@@ -33,6 +33,8 @@ export async function doctorCommand(opts: { config?: string; json?: boolean; fix
     if (installs.length) io.out(`\nTo install what is missing${opts.fix ? ' (--fix could not)' : ' (or run clawgym doctor --fix)'}:\n${installs.map((c) => `  ${c}`).join('\n')}\n`);
   }
   if (missing.length) {
-    throw new ClawGymError(ErrorCodes.DOCTOR_MISSING, `${missing.length} thing(s) the config needs are missing: ${missing.map((r) => r.what).join(', ')}`, { hint: 'Run the install commands above, then clawgym doctor again.' });
+    throw new ClawGymError(ErrorCodes.DOCTOR_MISSING, `${missing.length} thing(s) the config needs are missing: ${missing.map((r) => r.what).join(', ')}`, {
+      hint: installsOf(rows).length ? 'Run the install commands above, then clawgym doctor again.' : 'Each row marked missing says what is wrong; fix it, then clawgym doctor again.',
+    });
   }
 }

@@ -1,8 +1,7 @@
 import { loadConfigOrDefaults } from '../../config/load';
 import { messageOf } from '../../errors';
-import { discoverPluginPackages } from '../../kernel/discover';
+import { installedCatalogue } from '../../kernel/catalogue';
 import { Kernel } from '../../kernel/kernel';
-import { loadPluginFromPackage } from '../../kernel/resolve';
 import { usePluginRef } from '../../kernel/create';
 import { useBuiltins } from '../../builtins';
 import type { PluginOrigin } from '../../kernel/registry';
@@ -37,16 +36,12 @@ export async function listPlugins(options: { cwd: string; configFile?: string })
   const core = new Kernel(config, { logger: quiet });
   await useBuiltins(core);
   describe(core, core.registry.pluginOrigins()[0]!);
-  // Each plugin gets a scratch kernel of its own, so one bad or duplicate plugin does not hide the rest.
-  for (const pkg of discoverPluginPackages(config.rootDir)) {
-    const kernel = new Kernel(config, { logger: quiet });
-    try {
-      const plugin = loadPluginFromPackage(pkg);
-      await kernel.use(plugin, { packageName: pkg.packageName, version: pkg.version, packageRange: pkg.coreRange });
-      describe(kernel, kernel.registry.pluginOrigins()[0]!);
-    } catch (err) {
-      rows.push({ kind: '?', name: pkg.packageName, version: pkg.version ?? '-', packageName: pkg.packageName, plugin: '?', error: messageOf(err) });
-    }
+  // Each package is loaded in a scratch kernel of its own; one that cannot be used is listed with why.
+  for (const e of await installedCatalogue(config)) {
+    const version = e.version ?? '-';
+    if (e.error) rows.push({ kind: '(unusable)', name: e.packageName, version, packageName: e.packageName, plugin: '?', error: e.error });
+    else if (e.provides.length === 0) rows.push({ kind: 'hooks', name: e.plugin!, version, packageName: e.packageName, plugin: e.plugin! });
+    else for (const p of e.provides) rows.push({ kind: p.kind, name: p.name, version, packageName: e.packageName, plugin: e.plugin! });
   }
   for (const ref of config.plugins) {
     const kernel = new Kernel(config, { logger: quiet });
