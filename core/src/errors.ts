@@ -63,6 +63,8 @@ export const ErrorCodes = {
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
   /** The embedded trainer's worker thread failed or died during a step. */
   TRAINER_WORKER_FAILED: 'CLAWGYM_TRAINER_WORKER_FAILED',
+  /** The trainer publishes weights the configured engine cannot load (a `tinker://` path handed to vLLM or SGLang). */
+  WEIGHTS_UNREACHABLE: 'CLAWGYM_WEIGHTS_UNREACHABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseWithSchema, ClawGymError, ErrorCodes, AdamOptions, datumStep, reductionFactors, treesToDatums, type AdamParams, type Datum, type LossReduction, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainerProvider, type TrainMetrics, type AdvantageResult, type RolloutTree, type PublishedWeights , z } from '@clawgym/core';
+import { parseWithSchema, ClawGymError, ErrorCodes, AdamOptions, datumStep, reductionFactors, treesToDatums, type AdamParams, type Datum, type LossReduction, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainerProvider, type TrainMetrics, type AdvantageResult, type RolloutTree, type PublishedWeights, type WeightsRouteProblem, z } from '@clawgym/core';
 import { unpackArchive } from './archive';
 import { BACKEND_TRAITS, LOSS_REDUCTIONS, TRAINER_BACKENDS } from './backends';
 import { TinkerModel } from './client';
@@ -221,8 +221,32 @@ export function ignoredOptimizerFields(raw: Record<string, unknown>, backend: st
   return FIXED_FIELDS.filter((k) => opt[k] !== undefined);
 }
 
+/**
+ * Whether an engine can load what this trainer publishes: engine "tinker" samples the service's
+ * own `tinker://` paths; every other engine (vLLM, SGLang, the embedded one) loads a folder, which
+ * only `checkpointsDir` or `weightsDir` make of the service's sampler archive.
+ */
+export function tinkerWeightsRoute(options: Record<string, unknown>, engine: { name: string }): WeightsRouteProblem | undefined {
+  const folders = ['checkpointsDir', 'weightsDir'].filter((k) => typeof options[k] === 'string' && options[k]);
+  if (engine.name === 'tinker' && folders.length) {
+    return {
+      message: `engine "tinker" samples the weights the service holds (a tinker:// path), but trainer.options.${folders.join(' and ')} make the published weights local folders`,
+      hint: `Leave out trainer.options.${folders.join(' and ')} when the engine is "tinker" (docs/scale.md, "Sampling through the same service").`,
+    };
+  }
+  if (engine.name !== 'tinker' && !folders.length) {
+    return {
+      message: `with neither trainer.options.checkpointsDir nor trainer.options.weightsDir, the tinker trainer publishes tinker://<model>/<checkpoint> paths, which only the service itself can sample; engine "${engine.name}" loads weights from a folder and would be handed that path at the first weight sync`,
+      hint: "Sample on the service: engine: { use: 'tinker', options: { baseUrl, baseModel, tokenizer } } (SkyRL samples with its own vLLM engines and syncs them itself; docs/scale.md). " +
+        `Or keep engine "${engine.name}" and give it folders: trainer.options.checkpointsDir (where this machine sees the service's --checkpoints-base, on a disk the engine's server reads too) or trainer.options.weightsDir (a folder, readable by the engine's server, where each sampler archive is downloaded and unpacked).`,
+    };
+  }
+  return undefined;
+}
+
 export const tinkerTrainerProvider: TrainerProvider = {
   name: 'tinker',
+  checkEngine: (options, engine) => tinkerWeightsRoute(options, engine),
   async create(options, ctx) {
     const o = parseWithSchema(TinkerTrainerOptions, options, 'options of trainer "tinker"');
     const ignored = ignoredOptimizerFields(options, o.backend);
