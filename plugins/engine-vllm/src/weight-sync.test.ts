@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { servers, transcriptServer, type Exchange } from './__fixtures__/transcript';
 import { byteChatMl, type GenerateRequest } from '@clawgym/core';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
 
@@ -35,43 +36,6 @@ import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-clien
  *   {"weight_version": ...}) and the disk backend's update info, one absolute `path`
  *   (vllm/distributed/weight_transfer/disk_engine.py @ 3b98defb1248fa873096121529d457c0f5124905).
  */
-
-interface Exchange { method: string; url: string; body?: unknown; status?: number; reply: unknown }
-
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((done) => { s.closeAllConnections(); s.close(() => done()); })));
-});
-
-/**
- * A server that accepts exactly `transcript`, in order: each request must match the next
- * exchange (method, URL, JSON body), which it then answers; anything else is a 599 and a
- * recorded deviation, so a client that skips, reorders or changes a call fails the test.
- */
-async function transcriptServer(transcript: Exchange[]) {
-  const deviations: string[] = [];
-  let at = 0;
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => { raw += c; });
-    req.on('end', () => {
-      const body = raw ? JSON.parse(raw) : undefined;
-      const want = transcript[at];
-      const got = { method: req.method, url: req.url, body };
-      if (!want || want.method !== got.method || want.url !== got.url || JSON.stringify(want.body) !== JSON.stringify(got.body)) {
-        deviations.push(`#${at}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want ?? 'nothing')}`);
-        res.writeHead(599).end();
-        return;
-      }
-      at++;
-      const text = typeof want.reply === 'string' ? want.reply : JSON.stringify(want.reply);
-      res.writeHead(want.status ?? 200, { 'content-type': typeof want.reply === 'string' ? 'text/plain' : 'application/json' }).end(text);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, deviations, consumed: () => at };
-}
 
 const { tokenizer, chatTemplate } = byteChatMl();
 const engine = (flavor: 'vllm' | 'sglang', o: Partial<TokenIdEngineOptions>) =>
@@ -166,10 +130,10 @@ describe('SGLang at 0025436e: no pause modes, so no pause (it would abort every 
 
 describe('vLLM LoRA: load_lora_adapter, the adapter named per version', () => {
   const load = (v: number, path: string): Exchange => ({
-    method: 'POST', url: '/v1/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: path, load_inplace: true },
+    method: 'POST', url: '/v1/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: path },
     reply: `Success: LoRA adapter 'clawgym-policy-v${v}' added successfully.`,
   });
-  it('loads each version in place, drops the one two back, and asks for the adapter by name', async () => {
+  it('loads each version under its own name, drops the one two back, and asks for the adapter by name', async () => {
     const s = await transcriptServer([
       load(1, '/lora/v1'),
       load(2, '/lora/v2'),

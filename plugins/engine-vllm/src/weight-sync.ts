@@ -109,15 +109,27 @@ export const adapterName = (prefix: string, version: number) => `${prefix}-v${ve
 
 /**
  * vLLM with LoRA (`--enable-lora`, `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`):
- * `POST /v1/load_lora_adapter {lora_name, lora_path, load_inplace: true}` (200 with a plain-text
- * "Success: …"; 400/404 with an error object), the adapter named per policy version, so the
- * `model` of each completion says which version served it; `load_inplace` makes a retried load of
- * the same version replace it instead of failing as "already loaded". The adapter two versions
- * back is then unloaded (`POST /v1/unload_lora_adapter {lora_name}`); calls still in flight on
- * the previous one finish on it.
+ * `POST /v1/load_lora_adapter {lora_name, lora_path}` (200 with a plain-text "Success: …";
+ * 400/404 with an error object), each policy version under a name of its own, so the `model` of
+ * each completion says which version served it. Never `load_inplace: true`: vLLM keeps the
+ * request it loaded with (OpenAIServingModels.lora_requests) and hands it to every completion
+ * that names the adapter, and its worker reloads an adapter from disk whenever that request says
+ * `load_inplace` (LRUCacheWorkerLoRAManager.add_adapter) — every step, while the fix (vLLM #36373,
+ * #41482 for issue #33791) is open. A retried load of a version whose first answer was lost meets
+ * "has already been loaded" (400): that name is unloaded and loaded again, as SkyRL does. The
+ * adapter two versions back is then unloaded (`POST /v1/unload_lora_adapter {lora_name}`); calls
+ * still in flight on the previous one finish on it.
  */
 export async function vllmLoraSync(call: ControlCall, w: PublishedWeights, prefix: string): Promise<number> {
-  await ok(call, 'POST', '/v1/load_lora_adapter', { lora_name: adapterName(prefix, w.version), lora_path: w.path, load_inplace: true });
+  const name = adapterName(prefix, w.version);
+  const body = { lora_name: name, lora_path: w.path };
+  const first = await call('POST', '/v1/load_lora_adapter', body);
+  if (first.status === 400 && /has already been loaded/.test(first.text)) {
+    await ok(call, 'POST', '/v1/unload_lora_adapter', { lora_name: name });
+    await ok(call, 'POST', '/v1/load_lora_adapter', body);
+  } else if (first.status < 200 || first.status >= 300) {
+    throw new SyncStepError('POST /v1/load_lora_adapter', first.status, first.text);
+  }
   if (w.version >= 2) await call('POST', '/v1/unload_lora_adapter', { lora_name: adapterName(prefix, w.version - 2) });
   return w.version;
 }
