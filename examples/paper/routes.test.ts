@@ -36,7 +36,7 @@ describe('examples/paper: the weights reach the engine that samples', () => {
   });
 
   it.each(['vllm', 'sglang'] as const)('with engine "%s" and no checkpoints folder: refused before anything starts, naming both options and engine "tinker"', async (engine) => {
-    const err = await route({ engine }).catch((e: unknown) => e as { code: string; message: string; hint: string });
+    const err = (await route({ engine }).then(() => undefined, (e: unknown) => e)) as { code: string; message: string; hint: string };
     expect(err).toMatchObject({ code: ErrorCodes.WEIGHTS_UNREACHABLE });
     expect(err.message).toMatch(/tinker:\/\/<model>\/<checkpoint> paths/);
     expect(err.message).toContain(`engine "${engine}" loads weights from a folder`);

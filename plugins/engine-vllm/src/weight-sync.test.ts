@@ -16,9 +16,9 @@ import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-clien
  *   `/unload_lora_adapter` answer the tokenizer manager's result, 400 when not success). Its
  *   `/openapi.json` (FastAPI's) therefore lists `/pause_generation` without a request body.
  * - newer: docs/advanced_features/sglang_for_rl.md @ 067bfe93626b99d33a934c78ac24c0c71e5e5e17
- *   (`/pause_generation {mode: abort | retract | in_place}`, `/update_weights_from_disk
- *   {model_path, weight_version, flush_cache}`, the order pause → update → continue, the served
- *   version at `GET /model_info`). Its server code was not read here: the transcript follows the doc.
+ *   (`/pause_generation {mode: abort | retract | in_place}`, the served version at
+ *   `GET /model_info`); the client still loads without a pause there: a paused update skips the
+ *   model-update lock and can kill the scheduler (sglang-update.test.ts shows why).
  * The served version is also every `/generate` chunk's `meta_info.weight_version`.
  *
  * vLLM LoRA — vllm/entrypoints/serve/lora/api_router.py @ 27873cab97e41ef32a6a8bcf83fa475a23e6e921
@@ -47,38 +47,32 @@ const openapiNew: Exchange = { method: 'GET', url: '/openapi.json', reply: { ope
 const openapiOld: Exchange = { method: 'GET', url: '/openapi.json', reply: { openapi: '3.1.0', paths: { '/pause_generation': { post: { responses: { 200: {} } } }, '/get_model_info': { get: {} }, '/get_weight_version': { get: {} }, '/update_weights_from_disk': { post: {} }, '/load_lora_adapter': { post: {} } } } };
 
 const sglangSequence = (path: string, v: number): Exchange[] => [
-  { method: 'POST', url: '/pause_generation', body: { mode: 'retract' }, reply: { message: 'Generation paused successfully.', status: 'ok' } },
   {
-    method: 'POST', url: '/update_weights_from_disk', body: { model_path: path, weight_version: String(v), flush_cache: true },
+    method: 'POST', url: '/update_weights_from_disk', body: { model_path: path, weight_version: String(v) },
     reply: { success: true, message: `Succeeded to update model weights. Weight version updated to ${v}.`, num_paused_requests: 0 },
   },
-  { method: 'POST', url: '/continue_generation', body: {}, reply: { message: 'Generation continued successfully.', status: 'ok' } },
   { method: 'GET', url: '/model_info', reply: { model_path: path, is_generation: true, weight_version: String(v) } },
 ];
 
-describe('SGLang: pause_generation → update_weights_from_disk → continue_generation', () => {
-  it('runs the documented sequence and serves the version the server reports', async () => {
+describe('SGLang with pause modes: update_weights_from_disk alone (a paused update can kill the scheduler)', () => {
+  it('loads without pausing and serves the version the server reports', async () => {
     const s = await transcriptServer([openapiNew, ...sglangSequence('/ckpt/v1', 1), ...sglangSequence('/ckpt/v2', 2)]);
     const e = engine('sglang', { baseUrl: s.baseUrl });
     await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' });
     expect(e.policyVersion()).toBe(1);
     await e.syncWeights!({ path: '/ckpt/v2', version: 2, kind: 'full' });
     expect(s.deviations).toEqual([]);
-    expect(s.consumed()).toBe(9); // what the server takes is learnt once
+    expect(s.consumed()).toBe(5); // what the server takes is learnt once
     expect(e.policyVersion()).toBe(2);
   });
 
-  it('continues generation even when the load fails, retries, then stops with an error naming the server', async () => {
-    const failed: Exchange[] = [
-      sglangSequence('/ckpt/v1', 1)[0]!,
-      { method: 'POST', url: '/update_weights_from_disk', body: { model_path: '/ckpt/v1', weight_version: '1', flush_cache: true }, status: 400, reply: { success: false, message: 'Failed to get weights iterator: /ckpt/v1 not found', num_paused_requests: 0 } },
-      sglangSequence('/ckpt/v1', 1)[2]!,
-    ];
-    const s = await transcriptServer([openapiNew, ...failed, ...failed]);
+  it('retries a failed load, then stops with an error naming the server', async () => {
+    const failed: Exchange = { method: 'POST', url: '/update_weights_from_disk', body: { model_path: '/ckpt/v1', weight_version: '1' }, status: 400, reply: { success: false, message: 'Failed to get weights iterator: /ckpt/v1 not found', num_paused_requests: 0 } };
+    const s = await transcriptServer([openapiNew, failed, failed]);
     const e = engine('sglang', { baseUrl: s.baseUrl, syncRetries: 1 });
     const err = await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' }).catch((x: unknown) => x);
     expect(s.deviations).toEqual([]);
-    expect(s.consumed()).toBe(7); // both attempts, each ending with continue_generation
+    expect(s.consumed()).toBe(3);
     expect(err).toMatchObject({ code: 'CLAWGYM_ENGINE_SYNC_FAILED' });
     expect((err as Error).message).toContain(s.baseUrl);
     expect((err as Error).message).toContain('not found');
@@ -87,7 +81,7 @@ describe('SGLang: pause_generation → update_weights_from_disk → continue_gen
 
   it('refuses a server that reports another version than it was given', async () => {
     const t = sglangSequence('/ckpt/v3', 3);
-    t[3] = { ...t[3]!, reply: { weight_version: 'default' } };
+    t[1] = { ...t[1]!, reply: { weight_version: 'default' } };
     t.push({ method: 'GET', url: '/get_weight_version', reply: { weight_version: '2' } });
     const s = await transcriptServer([openapiNew, ...t]);
     const e = engine('sglang', { baseUrl: s.baseUrl, syncRetries: 0 });
@@ -273,7 +267,7 @@ describe('replicas', () => {
     await new Promise((ok) => setTimeout(ok, 50)); // the sync is under way (the load takes 300 ms)
     await drain(e, 's1');
     await sync;
-    expect(order).toEqual(['GET /openapi.json', 'POST /pause_generation', 'POST /update_weights_from_disk', 'POST /continue_generation', 'GET /model_info', 'POST /generate']);
+    expect(order).toEqual(['GET /openapi.json', 'POST /update_weights_from_disk', 'GET /model_info', 'POST /generate']);
     expect(e.policyVersion('s1')).toBe(1);
   });
 
@@ -308,7 +302,7 @@ describe('replicas', () => {
     await sglangReplica(back, port);
     for (let i = 0; i < 100 && !(e as { replicas(): { healthy: boolean }[] }).replicas().every((r) => r.healthy); i++) await new Promise((ok) => setTimeout(ok, 20));
     expect(back.version).toBe('2');
-    expect(back.calls.slice(0, 3)).toEqual(['GET /health', 'GET /openapi.json', 'POST /pause_generation']);
+    expect(back.calls.slice(0, 3)).toEqual(['GET /health', 'GET /openapi.json', 'POST /update_weights_from_disk']);
     await drain(e, 's5'); // the least-loaded replica again: A
     expect(back.calls).toContain('POST /generate');
     expect(e.policyVersion('s5')).toBe(2);

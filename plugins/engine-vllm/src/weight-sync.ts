@@ -34,51 +34,39 @@ export function versionOf(label: unknown): number | undefined {
 
 /**
  * What an SGLang server takes, learnt once per server from its OpenAPI document (FastAPI's
- * `/openapi.json`, no side effects): whether `/pause_generation` takes a body (the `mode`
- * abort | retract | in_place of newer servers; at 0025436e it takes none and aborts every request
- * in flight), and whether `/model_info` exists (older servers: `/get_model_info`,
- * `/get_weight_version`). A server that hides its document (`DISABLE_OPENAPI_DOC`) is taken for
- * the older kind: pausing it would abort every rollout.
+ * `/openapi.json`, no side effects): whether `/model_info` exists (older servers, 0025436e:
+ * `/get_model_info`, `/get_weight_version`).
  */
-export interface SglangCapabilities { pauseModes: boolean; modelInfo: boolean }
+export interface SglangCapabilities { modelInfo: boolean }
 
 export async function sglangCapabilities(call: ControlCall): Promise<SglangCapabilities> {
   const r = await call('GET', '/openapi.json');
-  if (r.status !== 200) return { pauseModes: false, modelInfo: (await call('GET', '/model_info')).status === 200 };
-  const paths = (json(r.text).paths ?? {}) as Record<string, { post?: { requestBody?: unknown } }>;
-  return { pauseModes: paths['/pause_generation']?.post?.requestBody !== undefined, modelInfo: '/model_info' in paths };
+  if (r.status !== 200) return { modelInfo: (await call('GET', '/model_info')).status === 200 };
+  const paths = (json(r.text).paths ?? {}) as Record<string, unknown>;
+  return { modelInfo: '/model_info' in paths };
 }
 
 /**
- * SGLang full weights from a Hugging Face folder. Where the server has pause modes
- * (`docs/advanced_features/sglang_for_rl.md` @ 067bfe93: pause → update → continue):
- * `POST /pause_generation {mode: "retract"}` (running requests go back to the queue and are
- * recomputed on the new weights), `POST /update_weights_from_disk {model_path, weight_version,
- * flush_cache: true}`, `POST /continue_generation` — sent even when the update failed. Where it
- * has none (0025436e), pausing would abort every request in flight, so the update goes alone:
- * `POST /update_weights_from_disk {model_path, weight_version}`. Either way `{success: false}` /
- * HTTP 400 is a failed load, and the served version is read back.
+ * SGLang full weights from a Hugging Face folder: `POST /update_weights_from_disk {model_path,
+ * weight_version}` alone, on every version, then the served version read back. Not paused, the
+ * server takes its model-update writer lock, which waits for every request in flight to end and
+ * holds new ones (tokenizer_manager.update_weights_from_disk), so its scheduler holds no request
+ * when it flushes the cache after the load. Paused (`/pause_generation`, any mode) the update
+ * skips that lock: at 0025436e the pause aborts every rollout in flight; with the newer modes
+ * `retract` puts running requests back in the waiting queue and `in_place` keeps them, so the
+ * flush fails and `assert flush_cache_success, "Cache flush failed after updating weights"` kills
+ * the scheduler (sgl-project/sglang #32153 and #33784, both open, would allow it for `retract`).
+ * The price: a sync waits for the longest call in flight (new calls wait meanwhile anyway).
+ * `{success: false}` / HTTP 400 is a failed load.
  */
 export async function sglangSync(call: ControlCall, w: PublishedWeights, caps: SglangCapabilities): Promise<number | undefined> {
-  const update = async (body: Record<string, unknown>) => {
-    const r = await ok(call, 'POST', '/update_weights_from_disk', body);
-    if (r.success === false) throw new SyncStepError('POST /update_weights_from_disk', 200, String(r.message ?? ''));
-  };
-  if (!caps.pauseModes) {
-    await update({ model_path: w.path, weight_version: String(w.version) });
-    return sglangServedVersion(call, caps);
-  }
-  await ok(call, 'POST', '/pause_generation', { mode: 'retract' });
-  try {
-    await update({ model_path: w.path, weight_version: String(w.version), flush_cache: true });
-  } finally {
-    await ok(call, 'POST', '/continue_generation', {});
-  }
+  const r = await ok(call, 'POST', '/update_weights_from_disk', { model_path: w.path, weight_version: String(w.version) });
+  if (r.success === false) throw new SyncStepError('POST /update_weights_from_disk', 200, String(r.message ?? ''));
   return sglangServedVersion(call, caps);
 }
 
 /** The weight version an SGLang server reports: `/model_info` where it has it, else `/get_weight_version`. */
-export async function sglangServedVersion(call: ControlCall, caps: SglangCapabilities = { pauseModes: true, modelInfo: true }): Promise<number | undefined> {
+export async function sglangServedVersion(call: ControlCall, caps: SglangCapabilities = { modelInfo: true }): Promise<number | undefined> {
   if (caps.modelInfo) {
     const info = await call('GET', '/model_info');
     if (info.status === 200) {
