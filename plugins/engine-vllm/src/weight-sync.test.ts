@@ -106,9 +106,10 @@ describe('SGLang at 0025436e: no pause modes, so no pause (it would abort every 
   });
 
   it('a LoRA adapter goes through /load_lora_adapter (not update_weights_from_disk), named per version, the one two back unloaded', async () => {
+    const info: Exchange = { method: 'GET', url: '/get_server_info', reply: { enable_lora: true, max_lora_rank: 64, lora_target_modules: ['all'] } };
     const loaded = (v: number): Exchange => ({ method: 'POST', url: '/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: `/a/v${v}` }, reply: { success: true, error_message: '', loaded_adapters: { [`clawgym-policy-v${v}`]: `/a/v${v}` } } });
     const unloaded = (v: number): Exchange => ({ method: 'POST', url: '/unload_lora_adapter', body: { lora_name: `clawgym-policy-v${v}` }, reply: { success: true, error_message: '' } });
-    const s = await transcriptServer([loaded(1), loaded(2), unloaded(0), loaded(3), unloaded(1)]);
+    const s = await transcriptServer([info, loaded(1), info, loaded(2), unloaded(0), info, loaded(3), unloaded(1)]);
     const e = engine('sglang', { baseUrl: s.baseUrl });
     for (const v of [1, 2, 3]) await e.syncWeights!({ path: `/a/v${v}`, version: v, kind: 'lora' });
     expect(s.deviations).toEqual([]);

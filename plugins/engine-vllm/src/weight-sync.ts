@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PublishedWeights } from '@clawgym/core';
 
 /**
@@ -86,10 +88,34 @@ export async function sglangServedVersion(call: ControlCall, caps: SglangCapabil
  * do not change.
  */
 export async function sglangLoraSync(call: ControlCall, w: PublishedWeights, prefix: string): Promise<number> {
+  await sglangLoraReady(call, w.path);
   const r = await ok(call, 'POST', '/load_lora_adapter', { lora_name: adapterName(prefix, w.version), lora_path: w.path });
   if (r.success === false) throw new SyncStepError('POST /load_lora_adapter', 200, String(r.error_message ?? r.message ?? ''));
   if (w.version >= 2) await call('POST', '/unload_lora_adapter', { lora_name: adapterName(prefix, w.version - 2) });
   return w.version;
+}
+
+/**
+ * Whether an SGLang server can take the adapter at `folder`, from what it was launched with
+ * (`GET /get_server_info`: every ServerArgs field) and the adapter's `adapter_config.json` (its
+ * rank `r`): `--enable-lora`, and a `--max-lora-rank` of at least `r` (SGLang sizes its LoRA
+ * memory pool at launch; without `--lora-paths` it needs `--max-lora-rank` and
+ * `--lora-target-modules`, server_args.py). Throws what to relaunch with; a server or a folder
+ * that does not say is left to the load itself.
+ */
+async function sglangLoraReady(call: ControlCall, folder: string): Promise<void> {
+  const info = await call('GET', '/get_server_info');
+  if (info.status !== 200) return;
+  const args = json(info.text);
+  let rank: number | undefined;
+  try { rank = Number(JSON.parse(readFileSync(join(folder, 'adapter_config.json'), 'utf8')).r) || undefined; } catch { rank = undefined; }
+  const flags = `--enable-lora --max-lora-rank ${rank ?? 'R'} --lora-target-modules all`;
+  if (args.enable_lora !== true) {
+    throw new SyncStepError('GET /get_server_info', 200, `the server was launched without --enable-lora (enable_lora: ${JSON.stringify(args.enable_lora ?? null)}) and cannot load the LoRA adapter ${folder}; relaunch it with ${flags}`);
+  }
+  if (rank !== undefined && typeof args.max_lora_rank === 'number' && args.max_lora_rank < rank) {
+    throw new SyncStepError('GET /get_server_info', 200, `the server's --max-lora-rank is ${args.max_lora_rank}, below the adapter's rank ${rank} (${folder}/adapter_config.json); relaunch it with ${flags}`);
+  }
 }
 
 /** The adapter name a policy version is served under (vLLM LoRA): a record's `model` names its version. */
