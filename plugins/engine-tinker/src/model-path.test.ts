@@ -13,7 +13,7 @@ import { tinkerEngineProvider } from './engine';
  *   forwards with `model_name = base_model if base_model else model_id`: the same.
  * So an evaluation of an older checkpoint there would evaluate the current weights: refused.
  * SkyRL JAX loads the named checkpoint's adapter (`all_checkpoint_paths` in
- * skyrl/tinker/engine.py:74-79 feed its sampler), and hosted Tinker samples the path it is given.
+ * skyrl/tinker/engine.py:75-79 feed its sampler), and hosted Tinker samples the path it is given.
  */
 const ctx = { runDir: '', seed: 1 };
 
