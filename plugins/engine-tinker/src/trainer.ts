@@ -42,6 +42,13 @@ export const TinkerTrainerOptions = z.strictObject({
   checkpointsDir: z.string().optional(),
   /** Without a shared folder: download each sampler archive (the `archive` route) and unpack it here, for engines that read this folder. */
   weightsDir: z.string().optional(),
+  /**
+   * The temperature the service scores tokens at: SkyRL divides the logits by its
+   * `trainer.algorithm.temperature` (set at server start with --backend-config; 1 unless set).
+   * A step whose tokens were sampled at another temperature is refused: π_old and the engine's
+   * π_rollout would be different distributions, and the importance weights biased.
+   */
+  temperature: z.number().positive().default(1),
   /** Seconds between session heartbeats (the Tinker SDK's 10). */
   heartbeatSeconds: z.number().positive().default(10),
   retry: RetrySchema,
@@ -115,6 +122,7 @@ export class TinkerTrainer implements Trainer {
   }
 
   async step(batch: TrainerBatch): Promise<TrainMetrics> {
+    assertScoringTemperature(batch.trees, this.o.temperature);
     const model = await this.use();
     const metrics = await datumStep({
       forward: (d) => model.forward(d),
@@ -212,6 +220,23 @@ export class TinkerTrainer implements Trainer {
     await this.unload(model.modelId);
     if (this.note) await writeFile(this.note, '{}\n').catch(() => undefined);
   }
+}
+
+/**
+ * Refuse trees whose trained tokens were sampled at another temperature than the service scores
+ * at: there is no per-request temperature in the Tinker API's forward, so π_old would be the
+ * service's distribution and π_rollout the engine's, and min(π_old/π_rollout, C) biased.
+ */
+export function assertScoringTemperature(trees: readonly RolloutTree[], scoredAt: number): void {
+  const other = new Set<number>();
+  for (const t of trees) for (const n of t.nodes) if (n.kind === 'generated' && !n.removedBy && (n.sampling?.temperature ?? 1) !== scoredAt) other.add(n.sampling?.temperature ?? 1);
+  if (!other.size) return;
+  const at = [...other].sort((a, b) => a - b);
+  throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `the rollouts' tokens were sampled at temperature ${at.join(', ')}, but the trainer service scores them at ${scoredAt} (trainer.options.temperature): the importance weights min(π_old/π_rollout, C) would compare two different distributions`, {
+    hint: at.length === 1
+      ? `Start SkyRL with --backend-config '{"trainer.algorithm.temperature": ${at[0]}}' and set trainer.options.temperature: ${at[0]}; or have the harnesses sample at ${scoredAt}.`
+      : `The harnesses sample at several temperatures (${at.join(', ')}); the service scores at one. Make them sample at one, start SkyRL with --backend-config '{"trainer.algorithm.temperature": T}' and set trainer.options.temperature: T.`,
+  });
 }
 
 /** Adam fields set in the config that the backend will not apply: refused, with where to set them instead. */
