@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseWithSchema, ClawGymError, ErrorCodes, AdamOptions, datumStep, reductionFactors, treesToDatums, type AdamParams, type Datum, type LossReduction, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainerProvider, type TrainMetrics, type AdvantageResult, type RolloutTree, type PublishedWeights, type WeightsRouteProblem, z } from '@clawgym/core';
-import { unpackArchive } from './archive';
+import { parseWithSchema, ClawGymError, ErrorCodes, AdamOptions, datumStep, reductionFactors, treesToDatums, type AdamParams, type Datum, type DatumPassResult, type LossReduction, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainerProvider, type TrainMetrics, type AdvantageResult, type RolloutTree, type PublishedWeights, type WeightsRouteProblem, z } from '@clawgym/core';
+import { pruneSteps, unpackArchive } from './archive';
+import { chunkedPass } from './chunks';
 import { BACKEND_TRAITS, LOSS_REDUCTIONS, TRAINER_BACKENDS } from './backends';
 import { TinkerModel } from './client';
 import { defaultRetry, TinkerHttp } from './http';
@@ -49,6 +50,12 @@ export const TinkerTrainerOptions = z.strictObject({
    * π_rollout would be different distributions, and the importance weights biased.
    */
   temperature: z.number().positive().default(1),
+  /**
+   * Published versions whose folders stay here (the unpacked sampler archives, and with
+   * `weightsDir` the downloaded archives too); older ones are removed as each new one is
+   * unpacked. At least 2: a LoRA engine still serves the previous version while it loads the next.
+   */
+  keepWeights: z.number().int().min(2).default(3),
   /** Seconds between session heartbeats (the Tinker SDK's 10). */
   heartbeatSeconds: z.number().positive().default(10),
   retry: RetrySchema,
@@ -125,11 +132,20 @@ export class TinkerTrainer implements Trainer {
     assertScoringTemperature(batch.trees, this.o.temperature);
     const model = await this.use();
     const metrics = await datumStep({
-      forward: (d) => model.forward(d),
-      forwardBackward: (d, l, c) => model.forwardBackward(d, l, c),
+      forward: (d) => chunkedPass(d, (c) => model.forward(c)),
+      forwardBackward: (d, l, c) => this.pass(d, (x) => model.forwardBackward(x, l, c)),
       optimStep: async (adam) => { const r = await model.optimStep(adam); this.steps++; return r; },
     }, batch, () => this.adam(), this.reduction);
     return { ...metrics, lr: this.adam().learningRate };
+  }
+
+  /**
+   * A `forward_backward` over `data` in the SDK's request chunks where the backend's reduction
+   * does not depend on how the datums are split (a sum, or a mean over all accumulated datums);
+   * under a per-call `token_mean` (a server started so) one request, as the factors assume.
+   */
+  private pass(data: readonly Datum[], send: (chunk: readonly Datum[]) => Promise<DatumPassResult>): Promise<DatumPassResult> {
+    return this.reduction === 'token_mean' ? send(data) : chunkedPass(data, send);
   }
 
   /**
@@ -146,15 +162,15 @@ export class TinkerTrainer implements Trainer {
     const N = d.trainedTokens;
     let loss: number;
     if (this.reduction === 'sequence_mean') {
-      const { logprobs } = await model.forward(d.datums);
+      const { logprobs } = await chunkedPass(d.datums, (c) => model.forward(c));
       const factors = reductionFactors(d.datums, 'sequence_mean');
       const data: Datum[] = d.datums.map((x, k) => ({ modelInput: x.modelInput, targetTokens: x.targetTokens, weights: x.weights, logprobs: logprobs[k]!, advantages: x.weights.map((w) => (w && N ? factors[k]! / N : 0)) }));
-      await model.forwardBackward(data, 'importance_sampling');
+      await this.pass(data, (c) => model.forwardBackward(c, 'importance_sampling'));
       loss = N ? -d.datums.reduce((s, x, k) => s + x.weights.reduce((a, w, i) => a + w * logprobs[k]![i]!, 0), 0) / N : 0;
     } else {
       const scale = this.reduction === 'token_mean' ? 1 : N > 0 ? 1 / N : 0;
       const data = d.datums.map((x) => ({ modelInput: x.modelInput, targetTokens: x.targetTokens, weights: x.weights.map((w) => w * scale) }));
-      loss = (await model.forwardBackward(data, 'cross_entropy')).loss ?? 0;
+      loss = (await this.pass(data, (c) => model.forwardBackward(c, 'cross_entropy'))).loss ?? 0;
     }
     const { gradNorm } = await model.optimStep(this.adam(options.lr));
     this.steps++;
@@ -165,7 +181,8 @@ export class TinkerTrainer implements Trainer {
    * `save_weights_for_sampler`, then where an engine finds the weights: the `tinker://` path for
    * engine "tinker"; with `checkpointsDir` or `weightsDir` the archive unpacked into a folder
    * (SkyRL writes `<model_id>/sampler_weights/<name>.tar.gz`). A folder with `adapter_config.json`
-   * is a LoRA adapter; SkyRL FSDP exports a merged full model even for a LoRA run.
+   * is a LoRA adapter, as SkyRL FSDP exports a LoRA run (PEFT's save_pretrained); the folders of
+   * versions older than the last `keepWeights` are removed.
    */
   async publishWeights(): Promise<PublishedWeights> {
     const model = await this.use();
@@ -178,10 +195,13 @@ export class TinkerTrainer implements Trainer {
     if (this.o.checkpointsDir) {
       const at = join(this.o.checkpointsDir, p.modelId, 'sampler_weights');
       folder = await unpackArchive(join(at, `${p.checkpoint}.tar.gz`), join(at, p.checkpoint));
+      // The archives there are the service's own (its database lists them): only our folders go.
+      await pruneSteps(at, this.o.keepWeights, { archives: false });
     } else {
       const archive = join(this.o.weightsDir!, p.modelId, `${p.checkpoint}.tar.gz`);
       await this.http.download(`/api/v1/training_runs/${encodeURIComponent(p.modelId)}/checkpoints/${encodeURIComponent(p.checkpoint)}/archive`, archive);
       folder = await unpackArchive(archive, join(this.o.weightsDir!, p.modelId, p.checkpoint));
+      await pruneSteps(join(this.o.weightsDir!, p.modelId), this.o.keepWeights, { archives: true });
     }
     return { path: folder, version: this.steps, kind: existsSync(join(folder, 'adapter_config.json')) ? 'lora' : 'full' };
   }
