@@ -5,10 +5,12 @@ import { createTokenIdEngine } from './token-id-client';
 /*
  * SGLang's weight update from disk and its cache flush, as its source has them, against
  * `clawgym engine serve` made to behave the same way (`sglang: 'modes'`, the pause modes):
- * - sgl-project/sglang@00096b5f python/sglang/srt/managers/tokenizer_manager.py
- *   (update_weights_from_disk): "Immediately update the weights if the engine is in paused
+ * - sgl-project/sglang@00096b5f python/sglang/srt/managers/tokenizer_communicator_mixin.py
+ *   (update_weights_from_distributed): "Immediately update the weights if the engine is in paused
  *   state": paused, the update skips `model_update_lock.writer_lock`; otherwise the writer lock
- *   waits for every request in flight (each holds the reader lock) and holds new ones.
+ *   waits for every request in flight (each holds the reader lock) and holds new ones. The stored
+ *   copies of tokenizer_manager.py's update_weights_from_disk read here (their commit not
+ *   recorded) take the same `lock_context` in the same words.
  * - sgl-project/sglang@018c9109 python/sglang/srt/managers/scheduler_update_weights_mixin.py:46-51:
  *   after a successful load, `flush_cache_success = self.flush_cache()` then
  *   `assert flush_cache_success, "Cache flush failed after updating weights"`; flush_cache fails

@@ -91,9 +91,10 @@ function schedulerDies(state: ServingState, why: string): undefined {
  * SGLang's control routes. `legacy` reproduces 0025436e: `/pause_generation` reads no body and
  * aborts everything in flight; `/get_model_info`, no `/model_info`. Otherwise pause modes
  * abort | retract | in_place and `/model_info`, and what comes with them
- * (sgl-project/sglang@00096b5f tokenizer_manager.update_weights_from_disk skips the model-update
- * lock while paused; @018c9109 scheduler_update_weights_mixin.py asserts the cache flush after
- * every update from disk): an update while paused with a request retracted or held kills the
+ * (sgl-project/sglang@00096b5f tokenizer_communicator_mixin.py, and update_weights_from_disk in
+ * tokenizer_manager.py alike, skip the model-update lock while paused; @018c9109
+ * scheduler_update_weights_mixin.py asserts the cache flush after every update from disk):
+ * an update while paused with a request retracted or held kills the
  * server (fixes #32153, #33784 open). Unpaused, an update waits for the requests in flight.
  * Answers `undefined` for a route it does not serve, or when the server just died.
  */
