@@ -21,7 +21,8 @@ import { createTokenIdEngine } from './token-id-client';
  * So the tinker trainer publishes it as `kind: 'lora'` (it holds adapter_config.json), and the
  * engines load it with their LoRA routes, not update_weights_from_disk.
  *
- * SGLang's launch: sgl-project/sglang python/sglang/srt/server_args.py asserts at start "When no
+ * SGLang's launch: sgl-project/sglang python/sglang/srt/server_args.py (stored copies read here,
+ * their commit not recorded; the same words in lora_manager.py's init_state) asserts at start "When no
  * initial --lora-paths is provided, you need to specify both --max-lora-rank and
  * --lora-target-modules for LoRA initialization."; `GET /get_server_info` answers every ServerArgs
  * field (http_server.py @ 0025436e), `enable_lora` and `max_lora_rank` among them.
