@@ -18,6 +18,8 @@ import { optimizer, startStandIn } from './__fixtures__/stand-in';
  * dtype), a datum alone when it is larger. SkyRL stores each request body in its database
  * (NovaSky-AI/SkyRL@a9564572 skyrl/tinker/api.py create_future), so one body per step grows with
  * the step. Gradients accumulate until optim_step, so chunks change nothing for a summed loss.
+ * Published versions: the trainer keeps the last `keepWeights` (3) unpacked here, and asks a
+ * service that can to delete older sampler checkpoints.
  */
 const datum = (tokens: number): Datum => ({
   modelInput: new Int32Array(tokens), targetTokens: new Int32Array(tokens), weights: new Float32Array(tokens),
@@ -50,13 +52,22 @@ describe('a step and its published weights against the stand-in', () => {
   beforeAll(async () => { standIn = await startStandIn(); });
   afterAll(async () => { await standIn.stop(); for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
-  /** The stand-in behind a proxy that counts the datums each training request carries. */
-  async function counted() {
+  /**
+   * The stand-in behind a proxy that counts the datums each training request carries and records
+   * the DELETEs of checkpoints; `deletes: true` answers them as SkyRL main does (204), otherwise
+   * they reach the stand-in, which has no such route (404 "Not Found"), as skyrl-v0.3.0.
+   */
+  async function counted(o: { deletes?: boolean } = {}) {
     const seen: { route: string; datums: number }[] = [];
+    const deleted: string[] = [];
     const proxy = createServer((req, res) => {
       let raw = '';
       req.on('data', (c) => { raw += c; });
       req.on('end', async () => {
+        if (req.method === 'DELETE') {
+          deleted.push(decodeURIComponent(req.url!.split('/').pop()!));
+          if (o.deletes) { res.writeHead(204).end(); return; }
+        }
         const b = raw ? JSON.parse(raw) : undefined;
         const input = b?.forward_input ?? b?.forward_backward_input;
         if (input) seen.push({ route: req.url!, datums: input.data.length });
@@ -65,7 +76,7 @@ describe('a step and its published weights against the stand-in', () => {
       });
     });
     await new Promise<void>((ok) => proxy.listen(0, '127.0.0.1', ok));
-    return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((ok) => proxy.close(() => ok())) };
+    return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen, deleted, close: () => new Promise<void>((ok) => proxy.close(() => ok())) };
   }
   const trees = (n: number): RolloutTree[] => Array.from({ length: n }, (_, k) => ({
     rolloutId: `r${k}`, taskId: `t${k % 7}`, category: 'c', harness: 'h', outcome: 'ok', reward: k % 2, auxiliaryRoots: [], filterCounts: {},
@@ -93,6 +104,19 @@ describe('a step and its published weights against the stand-in', () => {
     const modelDir = join(weightsDir, trainer.modelId);
     expect(readdirSync(modelDir).sort()).toEqual(['step-3', 'step-3.tar.gz', 'step-4', 'step-4.tar.gz', 'step-5', 'step-5.tar.gz']);
     expect(existsSync(first.path)).toBe(false);
+    // The stand-in, as skyrl-v0.3.0, has no DELETE route: asked once, then never again.
+    expect(proxy.deleted).toEqual(['step-1']);
+    await trainer.close();
+    await proxy.close();
+  }, 120_000);
+
+  it('asks a service with the route (SkyRL main) to delete each sampler checkpoint that falls out of the last 3', async () => {
+    // NovaSky-AI/SkyRL@a9564572 skyrl/tinker/api.py:1582-1620: DELETE
+    // /api/v1/training_runs/{id}/checkpoints/sampler_weights/{name} removes the row, then the archive (204).
+    const proxy = await counted({ deletes: true });
+    const trainer = await TinkerTrainer.create(TinkerTrainerOptions.parse({ baseUrl: proxy.url, optimizer, retry, loraRank: 0 }), 1);
+    for (let s = 0; s < 5; s++) { await trainer.step(batchOf(trees(4))); await trainer.publishWeights(); }
+    expect(proxy.deleted).toEqual(['step-1', 'step-2']);
     await trainer.close();
     await proxy.close();
   }, 120_000);

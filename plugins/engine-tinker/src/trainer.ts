@@ -82,6 +82,10 @@ export class TinkerTrainer implements Trainer {
   private steps = 0;
   private model?: TinkerModel;
   private heartbeat?: NodeJS.Timeout;
+  /** Sampler checkpoints published on the service, oldest first (the last `keepWeights` kept). */
+  private readonly published: string[] = [];
+  /** Whether the service deletes checkpoints (undefined until asked). */
+  private deletes: boolean | undefined;
   readonly reduction: LossReduction;
 
   private constructor(private readonly http: TinkerHttp, private readonly o: TinkerTrainerOptions, private readonly seed: number, private readonly runDir?: string) {
@@ -189,6 +193,7 @@ export class TinkerTrainer implements Trainer {
     const name = `step-${this.steps}`;
     const uri = await model.saveForSampler(name);
     const p = parseTinkerPath(uri);
+    if (p) await this.forgetOlderThan(p.modelId, name);
     const lora = this.o.loraRank > 0 ? 'lora' as const : 'full' as const;
     if (!p || (!this.o.checkpointsDir && !this.o.weightsDir)) return { path: uri, version: this.steps, kind: lora };
     let folder: string;
@@ -204,6 +209,27 @@ export class TinkerTrainer implements Trainer {
       await pruneSteps(join(this.o.weightsDir!, p.modelId), this.o.keepWeights, { archives: true });
     }
     return { path: folder, version: this.steps, kind: existsSync(join(folder, 'adapter_config.json')) ? 'lora' : 'full' };
+  }
+
+  /**
+   * Ask the service to delete the sampler checkpoint that falls out of the last `keepWeights`
+   * once `name` is published (SkyRL main: `DELETE /api/v1/training_runs/<model>/checkpoints/
+   * sampler_weights/<name>`, the row and the archive). A service without the route (skyrl-v0.3.0,
+   * `clawgym trainer serve`) answers 404 or 405: it is not asked again, and keeps its archives.
+   */
+  private async forgetOlderThan(modelId: string, name: string): Promise<void> {
+    if (this.published[this.published.length - 1] === name) return; // the same checkpoint again
+    this.published.push(name);
+    if (this.published.length <= this.o.keepWeights || this.deletes === false) return;
+    const old = this.published.shift()!;
+    try {
+      await this.http.call('DELETE', `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/sampler_weights/${encodeURIComponent(old)}`, undefined, undefined, 2);
+      this.deletes = true;
+    } catch (e) {
+      if (!(e instanceof ClawGymError && /HTTP 40[45]/.test(e.message))) throw e;
+      // FastAPI's bare "Not Found" (or 405): no such route here; "Checkpoint not found": gone already.
+      if (this.deletes === undefined && !/Checkpoint not found/.test(e.message)) this.deletes = false;
+    }
   }
 
   async save(dir: string): Promise<void> {
