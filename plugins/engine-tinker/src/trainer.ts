@@ -226,9 +226,9 @@ export class TinkerTrainer implements Trainer {
       await this.http.call('DELETE', `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/sampler_weights/${encodeURIComponent(old)}`, undefined, undefined, 2);
       this.deletes = true;
     } catch (e) {
-      if (!(e instanceof ClawGymError && /HTTP 40[45]/.test(e.message))) throw e;
-      // FastAPI's bare "Not Found" (or 405): no such route here; "Checkpoint not found": gone already.
-      if (this.deletes === undefined && !/Checkpoint not found/.test(e.message)) this.deletes = false;
+      // FastAPI's bare "Not Found" (or 405): no such route here. Anything else ("Checkpoint not
+      // found": gone already; a busy service) leaves that archive there: tidying never stops a run.
+      if (this.deletes === undefined && e instanceof ClawGymError && /HTTP 40[45]/.test(e.message) && !/Checkpoint not found/.test(e.message)) this.deletes = false;
     }
   }
 
@@ -260,6 +260,7 @@ export class TinkerTrainer implements Trainer {
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
+    this.published.length = 0; // the next model's checkpoints are its own
     const model = this.model;
     this.model = undefined;
     if (!model) return;
