@@ -16,7 +16,8 @@ import { optimizer, startStandIn } from './__fixtures__/stand-in';
  * `fwdbwd_max_chunk_bytes_count` estimated bytes (types/client_config_response.py:24-26: 1024 and
  * 5,000,000; the estimate at training_client.py:47-78: 4 bytes a token, loss inputs in their
  * dtype), a datum alone when it is larger. SkyRL stores each request body in its database
- * (NovaSky-AI/SkyRL@a9564572 skyrl/tinker/api.py create_future), so one body per step grows with
+ * (NovaSky-AI/SkyRL@a9564572 skyrl/tinker/api.py:362-391, create_future: `request_data=serialized_request`
+ * in FutureDB), so one body per step grows with
  * the step. Gradients accumulate until optim_step, so chunks change nothing for a summed loss.
  * Published versions: the trainer keeps the last `keepWeights` (3) unpacked here, and asks a
  * service that can to delete older sampler checkpoints.
