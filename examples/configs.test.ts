@@ -62,11 +62,11 @@ describeIf(existsSync(join(SAMPLE, 'task_0000')) ? undefined : `the ClawGym-Task
   });
 
   it.each([['paper', false], ['paper-standins', true]])('%s: ClawGym-Task for training, ClawGym-Bench held out, OpenClaw and Claude Code, the OpenClaw image', async (name, standins) => {
-    const config = resolveConfig(paperConfig({ taskDir: SAMPLE, benchDir: SAMPLE, tokenizer: 'models/qwen3-4b', vllmUrl: 'http://127.0.0.1:8001', tinkerUrl: 'http://127.0.0.1:8000', standins }), { rootDir: join(__dirname, 'paper') });
+    const config = resolveConfig(paperConfig({ taskDir: SAMPLE, benchDir: SAMPLE, tokenizer: 'models/qwen3-4b', tinkerUrl: 'http://127.0.0.1:8000', standins }), { rootDir: join(__dirname, 'paper') });
     expect(config.name).toBe(name);
     expect(config.harnesses.map((h) => (typeof h === 'string' ? h : h.use))).toEqual(['openclaw', 'claude-code']);
     expect(config.sandbox).toEqual({ use: 'docker', options: { image: 'clawgym-openclaw:1' } });
-    expect([slotName(config.engine), slotName(config.trainer)]).toEqual([standins ? 'sglang' : 'vllm', 'tinker']);
+    expect([slotName(config.engine), slotName(config.trainer)]).toEqual([standins ? 'sglang' : 'tinker', 'tinker']);
     expect(config.run.groupSize).toBe(standins ? 2 : 8);
     const kernel = await createKernel(config, { logger: { info: () => {}, warn: () => {} } });
     const [train, bench] = await Promise.all(config.tasks.map((slot) => provider(kernel, 'taskSuite', slot)));

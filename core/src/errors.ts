@@ -79,6 +79,8 @@ export const ErrorCodes = {
    * folder where the answer file belongs): the agent's doing, so the rollout scores 0.
    */
   WORKSPACE_UNREADABLE: 'CLAWGYM_WORKSPACE_UNREADABLE',
+  /** The trainer publishes weights the configured engine cannot load (a `tinker://` path handed to vLLM or SGLang). */
+  WEIGHTS_UNREACHABLE: 'CLAWGYM_WEIGHTS_UNREACHABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -22,6 +22,7 @@ export { Registry, type PluginOrigin, type RegistryEntry } from './kernel/regist
 export { Kernel, assertCompatible } from './kernel/kernel';
 export { Tokens } from './run/tokens';
 export { provider, slotName, slotOptions, trainerOptions, usePluginRef, type SlotRef } from './kernel/create';
+export { assertWeightsRoute, weightsRouteProblem } from './kernel/weights-route';
 export { createKernel } from './run/create-kernel';
 export { untilStopped } from './cli/interrupt';
 export type { EngineServeOptions } from './cli/commands/engine-serve';

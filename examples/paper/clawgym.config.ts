@@ -13,8 +13,18 @@ import taskFormats from '@clawgym/task-formats';
  *   CLAWGYM_TASK_DIR    ClawGym-Task folder (RL/data/clawgym_train)     default <this folder>/data/clawgym_train
  *   CLAWGYM_BENCH_DIR   ClawGym-Bench folder (RL/data/clawgym_eval)     default <this folder>/data/clawgym_eval
  *   QWEN3_TOKENIZER     the model's Hugging Face folder (tokenizer)      default <this folder>/models/qwen3-4b
- *   VLLM_URL            the vLLM (or SGLang: engine 'sglang') server     default http://127.0.0.1:8001
- *   TINKER_URL          the Tinker-API trainer (SkyRL, hosted Tinker)    default http://127.0.0.1:8000
+ *   TINKER_URL          SkyRL's Tinker server (or hosted Tinker)          default http://127.0.0.1:8000
+ *   PAPER_ENGINE        who samples: `tinker` (default: SkyRL's own vLLM engines, which it syncs
+ *                       itself on every publish), or `vllm` / `sglang` (a server of your own at
+ *                       ENGINE_URL that loads each published checkpoint from SKYRL_CHECKPOINTS)
+ *   ENGINE_URL          that vLLM or SGLang server                        default http://127.0.0.1:8001
+ *   SKYRL_CHECKPOINTS   where this machine (and that server) sees SkyRL's --checkpoints-base
+ *
+ * Why `tinker` first: SkyRL's FSDP backend starts its own vLLM engines and syncs them over NCCL on
+ * every save_weights_for_sampler whoever samples (skyrl/backends/skyrl_train_backend.py @ a9564572,
+ * save_sampler_checkpoint), so a server of your own is a second copy of the policy; started with
+ * `trainer.placement.colocate_all: false`, SkyRL forwards asample straight to those engines
+ * (skyrl/tinker/api.py, SkyRLTrainInferenceForwardingClient). docs/scale.md has the launch lines.
  *
  * The one switch, CLAWGYM_STANDINS=1: ClawGym's own servers stand in for the model's, so the
  * whole path runs on one machine without a GPU or weights: `clawgym engine serve --tokenizer`
@@ -22,7 +32,6 @@ import taskFormats from '@clawgym/task-formats';
  * and `clawgym trainer serve --tokenizer` (a unigram policy over Qwen3's vocabulary behind the
  * Tinker API, at TINKER_URL, as strict as SkyRL's FSDP backend) for the trainer; two steps of two
  * tasks. The scripted replies will not solve these tasks. (examples/paper/two-step.sh.)
- *   ENGINE_URL          the stand-in engine                               default http://127.0.0.1:8001
  *   STANDIN_WEIGHTS     where the trainer's sampler archives are unpacked  default <outDir>/paper-standins-weights
  *   CLAWGYM_SANDBOX     `local`: bubblewrap sandboxes on the image's root filesystem instead of Docker
  *   OPENCLAW_ROOTFS     that root filesystem           default ~/.cache/clawgym/images/openclaw-1/rootfs
@@ -34,15 +43,25 @@ export interface PaperSetup {
   taskDir: string;
   benchDir: string;
   tokenizer: string;
-  vllmUrl: string;
   tinkerUrl: string;
   standins: boolean;
-  /** The stand-in engine (`clawgym engine serve --tokenizer`). */
+  /** Who samples (real servers): SkyRL itself (`tinker`, the default), or a vLLM/SGLang server at `engineUrl`. */
+  engine?: 'tinker' | 'vllm' | 'sglang';
+  /** A vLLM/SGLang server (`engine`), or the stand-in engine (`clawgym engine serve --tokenizer`). */
   engineUrl?: string;
+  /** Where this machine and the vLLM/SGLang server see SkyRL's `--checkpoints-base` (the direct routes need it). */
+  checkpointsDir?: string;
   /** Where the stand-in trainer's sampler archives are unpacked for the engine to load. */
   weightsDir?: string;
   /** A root filesystem of the OpenClaw image: bubblewrap sandboxes on it instead of Docker. */
   localRootfs?: string;
+}
+
+/** Who samples on real servers: SkyRL's own engines (`tinker`), or a vLLM/SGLang server of your own. */
+function realEngine(p: PaperSetup, tinker: { baseUrl: string; baseModel: string }) {
+  const engine = p.engine ?? 'tinker';
+  if (engine === 'tinker') return { use: 'tinker', options: { ...tinker, tokenizer: p.tokenizer, contextLength: 65_536 } };
+  return { use: engine, options: { baseUrl: p.engineUrl ?? 'http://127.0.0.1:8001', model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer, contextLength: 65_536 } };
 }
 
 export function paperConfig(p: PaperSetup) {
@@ -65,10 +84,12 @@ export function paperConfig(p: PaperSetup) {
     // SkyRL + SGLang combination of docs/scale.md); the unigram trainer has no LoRA.
     engine: p.standins
       ? { use: 'sglang', options: { baseUrl: p.engineUrl ?? 'http://127.0.0.1:8001', model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer, contextLength: 65_536 } }
-      : { use: 'vllm', options: { baseUrl: p.vllmUrl, model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer } },
+      : realEngine(p, tinker),
     trainer: p.standins
       ? { use: 'tinker', options: { ...tinker, loraRank: 0, optimizer: { lr: 1e-2 }, weightsDir: p.weightsDir ?? `${__dirname}/../../runs/paper-standins-weights` } }
-      : { use: 'tinker', options: { ...tinker, loraRank: 32, optimizer: { lr: 1e-6 } } },
+      // LoRA rank 32; SkyRL's FSDP backend exports it as a PEFT adapter, which vLLM and SGLang load
+      // with their LoRA routes. With engine 'tinker' no folder is needed: SkyRL samples its own.
+      : { use: 'tinker', options: { ...tinker, loraRank: 32, optimizer: { lr: 1e-6 }, ...((p.engine ?? 'tinker') !== 'tinker' && p.checkpointsDir ? { checkpointsDir: p.checkpointsDir } : {}) } },
     sandbox: p.localRootfs
       ? { use: 'local', options: { rootfs: p.localRootfs } }
       : { use: 'docker', options: { image: 'clawgym-openclaw:1' } },
@@ -83,10 +104,11 @@ export default paperConfig({
   taskDir: env('CLAWGYM_TASK_DIR', `${__dirname}/data/clawgym_train`),
   benchDir: env('CLAWGYM_BENCH_DIR', `${__dirname}/data/clawgym_eval`),
   tokenizer: env('QWEN3_TOKENIZER', `${__dirname}/models/qwen3-4b`),
-  vllmUrl: env('VLLM_URL', 'http://127.0.0.1:8001'),
   tinkerUrl: env('TINKER_URL', 'http://127.0.0.1:8000'),
   standins: process.env.CLAWGYM_STANDINS === '1',
+  engine: env('PAPER_ENGINE', 'tinker') as PaperSetup['engine'],
   engineUrl: env('ENGINE_URL', 'http://127.0.0.1:8001'),
+  checkpointsDir: process.env.SKYRL_CHECKPOINTS,
   weightsDir: process.env.STANDIN_WEIGHTS,
   localRootfs: process.env.CLAWGYM_SANDBOX === 'local' ? env('OPENCLAW_ROOTFS', `${homedir()}/.cache/clawgym/images/openclaw-1/rootfs`) : undefined,
 });

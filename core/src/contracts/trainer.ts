@@ -74,7 +74,20 @@ export interface Trainer {
   close?(): Promise<void>;
 }
 
+/** Why a trainer's published weights cannot reach the configured engine, and how to fix it. */
+export interface WeightsRouteProblem {
+  message: string;
+  hint: string;
+}
+
 export interface TrainerProvider {
   readonly name: string;
   create(options: Record<string, unknown>, ctx: ProviderContext): Promise<Trainer>;
+  /**
+   * Whether the weights this trainer will publish (with these options) can be loaded by the
+   * configured engine: asked before anything starts (`clawgym doctor`, and a run before it creates
+   * its engine and trainer), so a combination that cannot work stops at once, not at the first
+   * weight sync. Undefined when it can (or the trainer cannot tell).
+   */
+  checkEngine?(options: Record<string, unknown>, engine: { name: string; options: Record<string, unknown> }): WeightsRouteProblem | undefined;
 }

@@ -8,6 +8,7 @@ import { shippedPackageFor } from '../kernel/resolve';
 import { createKernel } from '../run/create-kernel';
 import type { Harness } from '../contracts/harness';
 import { checkClisInSandbox } from './cli-in-sandbox';
+import { weightsRouteProblem } from '../kernel/weights-route';
 
 /** One line of `clawgym doctor`: a thing the config needs, and whether this machine has it. */
 export interface DoctorRow {
@@ -82,8 +83,12 @@ export async function doctor(config: ResolvedConfig, options: DoctorOptions = {}
       const checks = await checkClisInSandbox(sandbox, system, inSandbox);
       inSandbox.forEach((h, i) => { rows[h.at] = row(`harness ${h.harness.name}: CLI`, checks[i]!); });
     }
-    if (!options.skipEngine) await resolveSlot(kernel, 'engine', config.engine, rows);
-    await resolveSlot(kernel, 'trainer', config.trainer, rows);
+    const engine = options.skipEngine ? undefined : await resolveSlot(kernel, 'engine', config.engine, rows);
+    const trainer = await resolveSlot(kernel, 'trainer', config.trainer, rows);
+    if (engine && trainer?.checkEngine) {
+      const problem = await weightsRouteProblem(kernel, config);
+      rows.push({ status: problem ? 'missing' : 'ok', what: `weights: trainer ${trainer.name} → engine ${engine.name}`, detail: problem ? `${problem.message}. ${problem.hint}` : 'the engine loads what the trainer publishes' });
+    }
     await resolveSlot(kernel, 'algorithm', config.algorithm, rows);
     await resolveSlot(kernel, 'policyLoss', config.policyLoss, rows);
     for (const slot of config.tasks) await resolveSlot(kernel, 'taskSuite', slot, rows);

@@ -18,6 +18,7 @@ import { metricsJsonlReporter } from '../report/reporters';
 import { CallStore } from '../5-records/call-store';
 import { RolloutRunner, type RunnerOptions } from '../6-rollout/runner';
 import { createKernel } from './create-kernel';
+import { assertWeightsRoute } from '../kernel/weights-route';
 
 /**
  * What a run is composed for: `clawgym run` trains, `sft` trains on demonstrations, `eval` only
@@ -104,6 +105,8 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   byDefault(c, Tokens.CallStore, () => c.register(Tokens.CallStore, { useClass: CallStore }, { lifecycle: Lifecycle.ContainerScoped }));
 
   const engineSlot = o.engine === undefined ? config.engine : o.engine;
+  // A trainer whose published weights the engine cannot load stops here, before anything starts.
+  if (engineSlot !== false && (o.purpose === 'run' || o.purpose === 'sft')) await assertWeightsRoute(kernel, config, engineSlot);
   const engine = engineSlot === false ? undefined
     : await service(c, Tokens.Engine, async () => (await provider(kernel, 'engine', engineSlot)).create(policy(slotOptions(engineSlot)), ctx));
   const trainer = o.purpose === 'eval' || o.purpose === 'serve' ? undefined

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ClawGymError, ErrorCodes, messageOf } from '@clawgym/core';
@@ -53,4 +53,18 @@ export async function unpackArchive(archive: string, folder: string): Promise<st
   await mkdir(dirname(folder), { recursive: true });
   await rename(staging, folder);
   return folder;
+}
+
+/**
+ * Keep the newest `keep` published versions in `dir` (the `step-<N>` folders the trainer unpacked
+ * there, and with `archives` their downloaded `step-<N>.tar.gz`), removing older ones: a run of
+ * hundreds of steps would otherwise keep every version of the weights on disk.
+ */
+export async function pruneSteps(dir: string, keep: number, o: { archives: boolean }): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const steps = [...new Set(names.flatMap((n) => /^step-(\d+)(?:\.tar\.gz)?$/.exec(n)?.[1] ?? []).map(Number))].sort((a, b) => b - a);
+  for (const step of steps.slice(keep)) {
+    await rm(join(dir, `step-${step}`), { recursive: true, force: true });
+    if (o.archives) await rm(join(dir, `step-${step}.tar.gz`), { force: true });
+  }
 }

@@ -29,13 +29,21 @@ export interface BackendTraits {
    * `unload_model`), `lora` (more LoRA adapters of the first one's rank; SkyRL Megatron, JAX), `many`.
    */
   tenancy: 'one' | 'lora' | 'many';
+  /**
+   * Whether `asample` samples the checkpoint its `model_path` names. SkyRL FSDP/Megatron sample
+   * whatever their inference engines were synced with last, whichever checkpoint the path names
+   * (skyrl/backends/skyrl_train_backend.py `_sample_with_remote_client` sends the model id, never
+   * the checkpoint; so does skyrl/tinker/extra/skyrl_train_inference_forwarding.py); JAX loads
+   * the adapter of the checkpoint.
+   */
+  samplesNamedCheckpoint: boolean;
 }
 
 export const BACKEND_TRAITS: Record<TrainerBackend, BackendTraits> = {
-  'skyrl-fsdp': { reduction: 'sum', optimizer: 'lr-only', samplesBaseModel: false, tenancy: 'one' },
-  'skyrl-megatron': { reduction: 'sum', optimizer: 'lr-only', samplesBaseModel: false, tenancy: 'lora' },
-  'skyrl-jax': { reduction: 'sequence_mean', optimizer: 'all', samplesBaseModel: true, tenancy: 'lora' },
-  tinker: { reduction: 'sum', optimizer: 'all', samplesBaseModel: true, tenancy: 'many' },
+  'skyrl-fsdp': { reduction: 'sum', optimizer: 'lr-only', samplesBaseModel: false, tenancy: 'one', samplesNamedCheckpoint: false },
+  'skyrl-megatron': { reduction: 'sum', optimizer: 'lr-only', samplesBaseModel: false, tenancy: 'lora', samplesNamedCheckpoint: false },
+  'skyrl-jax': { reduction: 'sequence_mean', optimizer: 'all', samplesBaseModel: true, tenancy: 'lora', samplesNamedCheckpoint: true },
+  tinker: { reduction: 'sum', optimizer: 'all', samplesBaseModel: true, tenancy: 'many', samplesNamedCheckpoint: true },
 };
 
 /**

@@ -2,6 +2,7 @@ import { parseWithSchema, byteChatMl, ClawGymError, ErrorCodes, type ChatTemplat
 import { loadChatModel } from '@clawgym/model-hf';
 import { TinkerHttp } from './http';
 import { RetrySchema } from './trainer';
+import { BACKEND_TRAITS, TRAINER_BACKENDS, type TrainerBackend } from './backends';
 import { modelInput, parseTinkerPath, type WireFuture, type WireSampleOutput } from './wire';
 
 /** `engine: { use: 'tinker', options }`. */
@@ -19,8 +20,14 @@ export const TinkerEngineOptions = z.strictObject({
   tokenizer: z.string().min(1).optional(),
   /** Chat-template variables, e.g. `{ enable_thinking: false }` for Qwen3. */
   templateKwargs: z.record(z.string(), z.unknown()).optional(),
-  /** Sample these published weights (`tinker://<model_id>/<checkpoint>`) until the trainer publishes newer ones (an evaluation of a checkpoint). */
+  /**
+   * Sample these published weights (`tinker://<model_id>/<checkpoint>`) until the trainer
+   * publishes newer ones (an evaluation of a checkpoint). Refused where the backend samples its
+   * last synced weights whatever the path says (SkyRL FSDP/Megatron).
+   */
   modelPath: z.string().regex(/^tinker:\/\//).optional(),
+  /** The service's backend, as the trainer's `backend` (SkyRL `--backend fsdp` is `skyrl-fsdp`; hosted Tinker `tinker`). */
+  backend: z.enum(TRAINER_BACKENDS as [string, ...string[]]).default('skyrl-fsdp'),
   retry: RetrySchema,
 });
 
@@ -61,7 +68,7 @@ export class TinkerEngine implements Engine {
     const out = await this.http.result<WireSampleOutput>(future, 'asample').catch((e: unknown) => {
       if (!this.modelPath && e instanceof ClawGymError && /unknown model_id\(s\): \[''\]/.test(e.message)) {
         throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `Tinker service at ${this.http.baseUrl} does not sample the base model (SkyRL's FSDP and Megatron backends sample only weights published with save_weights_for_sampler)`, {
-          cause: e, hint: '`clawgym run` publishes the initial weights before its first rollout; to evaluate, set engine.options.modelPath to a published tinker://<model_id>/<checkpoint> path.',
+          cause: e, hint: '`clawgym run` publishes the initial weights before its first rollout; an evaluation outside a run needs a backend that samples a named checkpoint (engine.options.modelPath with backend \'skyrl-jax\' or \'tinker\').',
         });
       }
       throw e;
@@ -85,6 +92,13 @@ export const tinkerEngineProvider: EngineProvider = {
       throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `engine "tinker" samples ${o.baseModel}, so it needs engine.options.tokenizer: the folder with that model's tokenizer.json and chat template`, {
         hint: `e.g. engine: { use: 'tinker', options: { baseUrl, baseModel: '${o.baseModel}', tokenizer: './models/qwen3-8b' } } — ` +
           'the folder `huggingface-cli download <model> --include "*.json" "*.jinja" --local-dir <folder>` writes. Only baseModel "embedded" (clawgym trainer serve) is byte-level.',
+      });
+    }
+    if (o.modelPath && !BACKEND_TRAITS[o.backend as TrainerBackend].samplesNamedCheckpoint) {
+      // SkyRL FSDP/Megatron would answer, with whatever weights they synced last: an evaluation
+      // of an older checkpoint would silently evaluate the current weights.
+      throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `engine "tinker" (backend ${o.backend}) cannot sample ${o.modelPath}: that backend's asample samples the weights its inference engines were last synced with (the last save_weights_for_sampler), whichever checkpoint model_path names`, {
+        hint: 'Evaluate during the run that trains it (run.evalEvery samples each published step), or put the checkpoint on the service first: a run resumed from it (`clawgym run --resume`) loads it and publishes it before its first rollout. With a backend that loads the named checkpoint (SkyRL JAX, hosted Tinker), set engine.options.backend to \'skyrl-jax\' or \'tinker\'.',
       });
     }
     const model = o.tokenizer ? loadChatModel(o.tokenizer, { rootDir: ctx.rootDir, templateKwargs: o.templateKwargs }) : { ...byteChatMl(), contextLength: undefined };

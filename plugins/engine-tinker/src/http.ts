@@ -89,11 +89,11 @@ export class TinkerHttp {
     }
   }
 
-  private async once(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs = this.retry.requestTimeoutMs): Promise<unknown> {
+  private async once(method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown, timeoutMs = this.retry.requestTimeoutMs): Promise<unknown> {
     return this.raw(method, route, body, timeoutMs, await this.auth.credential());
   }
 
-  private async raw(method: 'GET' | 'POST', route: string, body: unknown, timeoutMs: number, credential: string | undefined): Promise<unknown> {
+  private async raw(method: 'GET' | 'POST' | 'DELETE', route: string, body: unknown, timeoutMs: number, credential: string | undefined): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json', ...TinkerHttp.authHeaders(credential) };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
@@ -105,6 +105,7 @@ export class TinkerHttp {
     }
     const text = await res.text().catch((e) => { throw new HttpFailure(`reading the answer: ${messageOf(e)}`); });
     if (!res.ok) throw new HttpFailure(`HTTP ${res.status}: ${detailOf(text)}`, res.status, detailOf(text));
+    if (res.status === 204) return undefined; // a DELETE's answer: no content
     try { return JSON.parse(text); } catch { throw new HttpFailure(`answer is not JSON: ${text.slice(0, 200)}`, res.status); }
   }
 
@@ -130,7 +131,7 @@ export class TinkerHttp {
   }
 
   /** One request, retried while the failure is transient. */
-  async call<T>(method: 'GET' | 'POST', route: string, body?: unknown, timeoutMs?: number, attempts = this.retry.attempts): Promise<T> {
+  async call<T>(method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown, timeoutMs?: number, attempts = this.retry.attempts): Promise<T> {
     let delay = this.retry.baseDelayMs;
     let renewed = false;
     for (let attempt = 1; ; attempt++) {

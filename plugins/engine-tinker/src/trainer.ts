@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseWithSchema, ClawGymError, ErrorCodes, AdamOptions, datumStep, reductionFactors, treesToDatums, type AdamParams, type Datum, type LossReduction, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainerProvider, type TrainMetrics, type AdvantageResult, type RolloutTree, type PublishedWeights , z } from '@clawgym/core';
-import { unpackArchive } from './archive';
+import { parseWithSchema, ClawGymError, ErrorCodes, AdamOptions, datumStep, reductionFactors, treesToDatums, type AdamParams, type Datum, type DatumPassResult, type LossReduction, type SupervisedStepOptions, type Trainer, type TrainerBatch, type TrainerProvider, type TrainMetrics, type AdvantageResult, type RolloutTree, type PublishedWeights, type WeightsRouteProblem, z } from '@clawgym/core';
+import { pruneSteps, unpackArchive } from './archive';
+import { chunkedPass } from './chunks';
 import { BACKEND_TRAITS, LOSS_REDUCTIONS, TRAINER_BACKENDS } from './backends';
 import { TinkerModel } from './client';
 import { defaultRetry, TinkerHttp } from './http';
@@ -42,6 +43,19 @@ export const TinkerTrainerOptions = z.strictObject({
   checkpointsDir: z.string().optional(),
   /** Without a shared folder: download each sampler archive (the `archive` route) and unpack it here, for engines that read this folder. */
   weightsDir: z.string().optional(),
+  /**
+   * The temperature the service scores tokens at: SkyRL divides the logits by its
+   * `trainer.algorithm.temperature` (set at server start with --backend-config; 1 unless set).
+   * A step whose tokens were sampled at another temperature is refused: π_old and the engine's
+   * π_rollout would be different distributions, and the importance weights biased.
+   */
+  temperature: z.number().positive().default(1),
+  /**
+   * Published versions whose folders stay here (the unpacked sampler archives, and with
+   * `weightsDir` the downloaded archives too); older ones are removed as each new one is
+   * unpacked. At least 2: a LoRA engine still serves the previous version while it loads the next.
+   */
+  keepWeights: z.number().int().min(2).default(3),
   /** Seconds between session heartbeats (the Tinker SDK's 10). */
   heartbeatSeconds: z.number().positive().default(10),
   retry: RetrySchema,
@@ -68,6 +82,10 @@ export class TinkerTrainer implements Trainer {
   private steps = 0;
   private model?: TinkerModel;
   private heartbeat?: NodeJS.Timeout;
+  /** Sampler checkpoints published on the service, oldest first (the last `keepWeights` kept). */
+  private readonly published: string[] = [];
+  /** Whether the service deletes checkpoints (undefined until asked). */
+  private deletes: boolean | undefined;
   readonly reduction: LossReduction;
 
   private constructor(private readonly http: TinkerHttp, private readonly o: TinkerTrainerOptions, private readonly seed: number, private readonly runDir?: string) {
@@ -115,13 +133,23 @@ export class TinkerTrainer implements Trainer {
   }
 
   async step(batch: TrainerBatch): Promise<TrainMetrics> {
+    assertScoringTemperature(batch.trees, this.o.temperature);
     const model = await this.use();
     const metrics = await datumStep({
-      forward: (d) => model.forward(d),
-      forwardBackward: (d, l, c) => model.forwardBackward(d, l, c),
+      forward: (d) => chunkedPass(d, (c) => model.forward(c)),
+      forwardBackward: (d, l, c) => this.pass(d, (x) => model.forwardBackward(x, l, c)),
       optimStep: async (adam) => { const r = await model.optimStep(adam); this.steps++; return r; },
     }, batch, () => this.adam(), this.reduction);
     return { ...metrics, lr: this.adam().learningRate };
+  }
+
+  /**
+   * A `forward_backward` over `data` in the SDK's request chunks where the backend's reduction
+   * does not depend on how the datums are split (a sum, or a mean over all accumulated datums);
+   * under a per-call `token_mean` (a server started so) one request, as the factors assume.
+   */
+  private pass(data: readonly Datum[], send: (chunk: readonly Datum[]) => Promise<DatumPassResult>): Promise<DatumPassResult> {
+    return this.reduction === 'token_mean' ? send(data) : chunkedPass(data, send);
   }
 
   /**
@@ -138,15 +166,15 @@ export class TinkerTrainer implements Trainer {
     const N = d.trainedTokens;
     let loss: number;
     if (this.reduction === 'sequence_mean') {
-      const { logprobs } = await model.forward(d.datums);
+      const { logprobs } = await chunkedPass(d.datums, (c) => model.forward(c));
       const factors = reductionFactors(d.datums, 'sequence_mean');
       const data: Datum[] = d.datums.map((x, k) => ({ modelInput: x.modelInput, targetTokens: x.targetTokens, weights: x.weights, logprobs: logprobs[k]!, advantages: x.weights.map((w) => (w && N ? factors[k]! / N : 0)) }));
-      await model.forwardBackward(data, 'importance_sampling');
+      await this.pass(data, (c) => model.forwardBackward(c, 'importance_sampling'));
       loss = N ? -d.datums.reduce((s, x, k) => s + x.weights.reduce((a, w, i) => a + w * logprobs[k]![i]!, 0), 0) / N : 0;
     } else {
       const scale = this.reduction === 'token_mean' ? 1 : N > 0 ? 1 / N : 0;
       const data = d.datums.map((x) => ({ modelInput: x.modelInput, targetTokens: x.targetTokens, weights: x.weights.map((w) => w * scale) }));
-      loss = (await model.forwardBackward(data, 'cross_entropy')).loss ?? 0;
+      loss = (await this.pass(data, (c) => model.forwardBackward(c, 'cross_entropy'))).loss ?? 0;
     }
     const { gradNorm } = await model.optimStep(this.adam(options.lr));
     this.steps++;
@@ -157,25 +185,51 @@ export class TinkerTrainer implements Trainer {
    * `save_weights_for_sampler`, then where an engine finds the weights: the `tinker://` path for
    * engine "tinker"; with `checkpointsDir` or `weightsDir` the archive unpacked into a folder
    * (SkyRL writes `<model_id>/sampler_weights/<name>.tar.gz`). A folder with `adapter_config.json`
-   * is a LoRA adapter; SkyRL FSDP exports a merged full model even for a LoRA run.
+   * is a LoRA adapter, as SkyRL FSDP exports a LoRA run (PEFT's save_pretrained); the folders of
+   * versions older than the last `keepWeights` are removed.
    */
   async publishWeights(): Promise<PublishedWeights> {
     const model = await this.use();
     const name = `step-${this.steps}`;
     const uri = await model.saveForSampler(name);
     const p = parseTinkerPath(uri);
+    if (p) await this.forgetOlderThan(p.modelId, name);
     const lora = this.o.loraRank > 0 ? 'lora' as const : 'full' as const;
     if (!p || (!this.o.checkpointsDir && !this.o.weightsDir)) return { path: uri, version: this.steps, kind: lora };
     let folder: string;
     if (this.o.checkpointsDir) {
       const at = join(this.o.checkpointsDir, p.modelId, 'sampler_weights');
       folder = await unpackArchive(join(at, `${p.checkpoint}.tar.gz`), join(at, p.checkpoint));
+      // The archives there are the service's own (its database lists them): only our folders go.
+      await pruneSteps(at, this.o.keepWeights, { archives: false });
     } else {
       const archive = join(this.o.weightsDir!, p.modelId, `${p.checkpoint}.tar.gz`);
       await this.http.download(`/api/v1/training_runs/${encodeURIComponent(p.modelId)}/checkpoints/${encodeURIComponent(p.checkpoint)}/archive`, archive);
       folder = await unpackArchive(archive, join(this.o.weightsDir!, p.modelId, p.checkpoint));
+      await pruneSteps(join(this.o.weightsDir!, p.modelId), this.o.keepWeights, { archives: true });
     }
     return { path: folder, version: this.steps, kind: existsSync(join(folder, 'adapter_config.json')) ? 'lora' : 'full' };
+  }
+
+  /**
+   * Ask the service to delete the sampler checkpoint that falls out of the last `keepWeights`
+   * once `name` is published (SkyRL main: `DELETE /api/v1/training_runs/<model>/checkpoints/
+   * sampler_weights/<name>`, the row and the archive). A service without the route (skyrl-v0.3.0,
+   * `clawgym trainer serve`) answers 404 or 405: it is not asked again, and keeps its archives.
+   */
+  private async forgetOlderThan(modelId: string, name: string): Promise<void> {
+    if (this.published[this.published.length - 1] === name) return; // the same checkpoint again
+    this.published.push(name);
+    if (this.published.length <= this.o.keepWeights || this.deletes === false) return;
+    const old = this.published.shift()!;
+    try {
+      await this.http.call('DELETE', `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/sampler_weights/${encodeURIComponent(old)}`, undefined, undefined, 2);
+      this.deletes = true;
+    } catch (e) {
+      // FastAPI's bare "Not Found" (or 405): no such route here. Anything else ("Checkpoint not
+      // found": gone already; a busy service) leaves that archive there: tidying never stops a run.
+      if (this.deletes === undefined && e instanceof ClawGymError && /HTTP 40[45]/.test(e.message) && !/Checkpoint not found/.test(e.message)) this.deletes = false;
+    }
   }
 
   async save(dir: string): Promise<void> {
@@ -206,12 +260,30 @@ export class TinkerTrainer implements Trainer {
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
+    this.published.length = 0; // the next model's checkpoints are its own
     const model = this.model;
     this.model = undefined;
     if (!model) return;
     await this.unload(model.modelId);
     if (this.note) await writeFile(this.note, '{}\n').catch(() => undefined);
   }
+}
+
+/**
+ * Refuse trees whose trained tokens were sampled at another temperature than the service scores
+ * at: there is no per-request temperature in the Tinker API's forward, so π_old would be the
+ * service's distribution and π_rollout the engine's, and min(π_old/π_rollout, C) biased.
+ */
+export function assertScoringTemperature(trees: readonly RolloutTree[], scoredAt: number): void {
+  const other = new Set<number>();
+  for (const t of trees) for (const n of t.nodes) if (n.kind === 'generated' && !n.removedBy && (n.sampling?.temperature ?? 1) !== scoredAt) other.add(n.sampling?.temperature ?? 1);
+  if (!other.size) return;
+  const at = [...other].sort((a, b) => a - b);
+  throw new ClawGymError(ErrorCodes.CONFIG_INVALID, `the rollouts' tokens were sampled at temperature ${at.join(', ')}, but the trainer service scores them at ${scoredAt} (trainer.options.temperature): the importance weights min(π_old/π_rollout, C) would compare two different distributions`, {
+    hint: at.length === 1
+      ? `Start SkyRL with --backend-config '{"trainer.algorithm.temperature": ${at[0]}}' and set trainer.options.temperature: ${at[0]}; or have the harnesses sample at ${scoredAt}.`
+      : `The harnesses sample at several temperatures (${at.join(', ')}); the service scores at one. Make them sample at one, start SkyRL with --backend-config '{"trainer.algorithm.temperature": T}' and set trainer.options.temperature: T.`,
+  });
 }
 
 /** Adam fields set in the config that the backend will not apply: refused, with where to set them instead. */
@@ -221,8 +293,32 @@ export function ignoredOptimizerFields(raw: Record<string, unknown>, backend: st
   return FIXED_FIELDS.filter((k) => opt[k] !== undefined);
 }
 
+/**
+ * Whether an engine can load what this trainer publishes: engine "tinker" samples the service's
+ * own `tinker://` paths; every other engine (vLLM, SGLang, the embedded one) loads a folder, which
+ * only `checkpointsDir` or `weightsDir` make of the service's sampler archive.
+ */
+export function tinkerWeightsRoute(options: Record<string, unknown>, engine: { name: string }): WeightsRouteProblem | undefined {
+  const folders = ['checkpointsDir', 'weightsDir'].filter((k) => typeof options[k] === 'string' && options[k]);
+  if (engine.name === 'tinker' && folders.length) {
+    return {
+      message: `engine "tinker" samples the weights the service holds (a tinker:// path), but trainer.options.${folders.join(' and ')} make the published weights local folders`,
+      hint: `Leave out trainer.options.${folders.join(' and ')} when the engine is "tinker" (docs/scale.md, "Sampling through the same service").`,
+    };
+  }
+  if (engine.name !== 'tinker' && !folders.length) {
+    return {
+      message: `with neither trainer.options.checkpointsDir nor trainer.options.weightsDir, the tinker trainer publishes tinker://<model>/<checkpoint> paths, which only the service itself can sample; engine "${engine.name}" loads weights from a folder and would be handed that path at the first weight sync`,
+      hint: "Sample on the service: engine: { use: 'tinker', options: { baseUrl, baseModel, tokenizer } } (SkyRL samples with its own vLLM engines and syncs them itself; docs/scale.md). " +
+        `Or keep engine "${engine.name}" and give it folders: trainer.options.checkpointsDir (where this machine sees the service's --checkpoints-base, on a disk the engine's server reads too) or trainer.options.weightsDir (a folder, readable by the engine's server, where each sampler archive is downloaded and unpacked).`,
+    };
+  }
+  return undefined;
+}
+
 export const tinkerTrainerProvider: TrainerProvider = {
   name: 'tinker',
+  checkEngine: (options, engine) => tinkerWeightsRoute(options, engine),
   async create(options, ctx) {
     const o = parseWithSchema(TinkerTrainerOptions, options, 'options of trainer "tinker"');
     const ignored = ignoredOptimizerFields(options, o.backend);

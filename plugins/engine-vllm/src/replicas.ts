@@ -11,7 +11,7 @@ export interface Replica {
   /** vLLM full-weight transfer initialised on this server. */
   transferReady: boolean;
   /** What this SGLang server takes (pause modes, `/model_info`), learnt at its first sync. */
-  sglang?: { pauseModes: boolean; modelInfo: boolean };
+  sglang?: { modelInfo: boolean };
   /** Whether this SGLang server applies `sampling_seed` (`--enable-deterministic-inference`), once learnt. */
   sglangSeed?: boolean;
   /** Rollouts assigned so far (load spreading). */

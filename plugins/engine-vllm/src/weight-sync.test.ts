@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { servers, transcriptServer, type Exchange } from './__fixtures__/transcript';
 import { byteChatMl, type GenerateRequest } from '@clawgym/core';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
 
@@ -15,9 +16,9 @@ import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-clien
  *   `/unload_lora_adapter` answer the tokenizer manager's result, 400 when not success). Its
  *   `/openapi.json` (FastAPI's) therefore lists `/pause_generation` without a request body.
  * - newer: docs/advanced_features/sglang_for_rl.md @ 067bfe93626b99d33a934c78ac24c0c71e5e5e17
- *   (`/pause_generation {mode: abort | retract | in_place}`, `/update_weights_from_disk
- *   {model_path, weight_version, flush_cache}`, the order pause → update → continue, the served
- *   version at `GET /model_info`). Its server code was not read here: the transcript follows the doc.
+ *   (`/pause_generation {mode: abort | retract | in_place}`, the served version at
+ *   `GET /model_info`); the client still loads without a pause there: a paused update skips the
+ *   model-update lock and can kill the scheduler (sglang-update.test.ts shows why).
  * The served version is also every `/generate` chunk's `meta_info.weight_version`.
  *
  * vLLM LoRA — vllm/entrypoints/serve/lora/api_router.py @ 27873cab97e41ef32a6a8bcf83fa475a23e6e921
@@ -36,43 +37,6 @@ import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-clien
  *   (vllm/distributed/weight_transfer/disk_engine.py @ 3b98defb1248fa873096121529d457c0f5124905).
  */
 
-interface Exchange { method: string; url: string; body?: unknown; status?: number; reply: unknown }
-
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((done) => { s.closeAllConnections(); s.close(() => done()); })));
-});
-
-/**
- * A server that accepts exactly `transcript`, in order: each request must match the next
- * exchange (method, URL, JSON body), which it then answers; anything else is a 599 and a
- * recorded deviation, so a client that skips, reorders or changes a call fails the test.
- */
-async function transcriptServer(transcript: Exchange[]) {
-  const deviations: string[] = [];
-  let at = 0;
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => { raw += c; });
-    req.on('end', () => {
-      const body = raw ? JSON.parse(raw) : undefined;
-      const want = transcript[at];
-      const got = { method: req.method, url: req.url, body };
-      if (!want || want.method !== got.method || want.url !== got.url || JSON.stringify(want.body) !== JSON.stringify(got.body)) {
-        deviations.push(`#${at}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want ?? 'nothing')}`);
-        res.writeHead(599).end();
-        return;
-      }
-      at++;
-      const text = typeof want.reply === 'string' ? want.reply : JSON.stringify(want.reply);
-      res.writeHead(want.status ?? 200, { 'content-type': typeof want.reply === 'string' ? 'text/plain' : 'application/json' }).end(text);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, deviations, consumed: () => at };
-}
-
 const { tokenizer, chatTemplate } = byteChatMl();
 const engine = (flavor: 'vllm' | 'sglang', o: Partial<TokenIdEngineOptions>) =>
   createTokenIdEngine({ flavor, model: 'base', tokenizer, chatTemplate, syncBackoffMs: 1, ...o });
@@ -83,38 +47,32 @@ const openapiNew: Exchange = { method: 'GET', url: '/openapi.json', reply: { ope
 const openapiOld: Exchange = { method: 'GET', url: '/openapi.json', reply: { openapi: '3.1.0', paths: { '/pause_generation': { post: { responses: { 200: {} } } }, '/get_model_info': { get: {} }, '/get_weight_version': { get: {} }, '/update_weights_from_disk': { post: {} }, '/load_lora_adapter': { post: {} } } } };
 
 const sglangSequence = (path: string, v: number): Exchange[] => [
-  { method: 'POST', url: '/pause_generation', body: { mode: 'retract' }, reply: { message: 'Generation paused successfully.', status: 'ok' } },
   {
-    method: 'POST', url: '/update_weights_from_disk', body: { model_path: path, weight_version: String(v), flush_cache: true },
+    method: 'POST', url: '/update_weights_from_disk', body: { model_path: path, weight_version: String(v) },
     reply: { success: true, message: `Succeeded to update model weights. Weight version updated to ${v}.`, num_paused_requests: 0 },
   },
-  { method: 'POST', url: '/continue_generation', body: {}, reply: { message: 'Generation continued successfully.', status: 'ok' } },
   { method: 'GET', url: '/model_info', reply: { model_path: path, is_generation: true, weight_version: String(v) } },
 ];
 
-describe('SGLang: pause_generation → update_weights_from_disk → continue_generation', () => {
-  it('runs the documented sequence and serves the version the server reports', async () => {
+describe('SGLang with pause modes: update_weights_from_disk alone (a paused update can kill the scheduler)', () => {
+  it('loads without pausing and serves the version the server reports', async () => {
     const s = await transcriptServer([openapiNew, ...sglangSequence('/ckpt/v1', 1), ...sglangSequence('/ckpt/v2', 2)]);
     const e = engine('sglang', { baseUrl: s.baseUrl });
     await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' });
     expect(e.policyVersion()).toBe(1);
     await e.syncWeights!({ path: '/ckpt/v2', version: 2, kind: 'full' });
     expect(s.deviations).toEqual([]);
-    expect(s.consumed()).toBe(9); // what the server takes is learnt once
+    expect(s.consumed()).toBe(5); // what the server takes is learnt once
     expect(e.policyVersion()).toBe(2);
   });
 
-  it('continues generation even when the load fails, retries, then stops with an error naming the server', async () => {
-    const failed: Exchange[] = [
-      sglangSequence('/ckpt/v1', 1)[0]!,
-      { method: 'POST', url: '/update_weights_from_disk', body: { model_path: '/ckpt/v1', weight_version: '1', flush_cache: true }, status: 400, reply: { success: false, message: 'Failed to get weights iterator: /ckpt/v1 not found', num_paused_requests: 0 } },
-      sglangSequence('/ckpt/v1', 1)[2]!,
-    ];
-    const s = await transcriptServer([openapiNew, ...failed, ...failed]);
+  it('retries a failed load, then stops with an error naming the server', async () => {
+    const failed: Exchange = { method: 'POST', url: '/update_weights_from_disk', body: { model_path: '/ckpt/v1', weight_version: '1' }, status: 400, reply: { success: false, message: 'Failed to get weights iterator: /ckpt/v1 not found', num_paused_requests: 0 } };
+    const s = await transcriptServer([openapiNew, failed, failed]);
     const e = engine('sglang', { baseUrl: s.baseUrl, syncRetries: 1 });
     const err = await e.syncWeights!({ path: '/ckpt/v1', version: 1, kind: 'full' }).catch((x: unknown) => x);
     expect(s.deviations).toEqual([]);
-    expect(s.consumed()).toBe(7); // both attempts, each ending with continue_generation
+    expect(s.consumed()).toBe(3);
     expect(err).toMatchObject({ code: 'CLAWGYM_ENGINE_SYNC_FAILED' });
     expect((err as Error).message).toContain(s.baseUrl);
     expect((err as Error).message).toContain('not found');
@@ -123,7 +81,7 @@ describe('SGLang: pause_generation → update_weights_from_disk → continue_gen
 
   it('refuses a server that reports another version than it was given', async () => {
     const t = sglangSequence('/ckpt/v3', 3);
-    t[3] = { ...t[3]!, reply: { weight_version: 'default' } };
+    t[1] = { ...t[1]!, reply: { weight_version: 'default' } };
     t.push({ method: 'GET', url: '/get_weight_version', reply: { weight_version: '2' } });
     const s = await transcriptServer([openapiNew, ...t]);
     const e = engine('sglang', { baseUrl: s.baseUrl, syncRetries: 0 });
@@ -148,9 +106,10 @@ describe('SGLang at 0025436e: no pause modes, so no pause (it would abort every 
   });
 
   it('a LoRA adapter goes through /load_lora_adapter (not update_weights_from_disk), named per version, the one two back unloaded', async () => {
+    const info: Exchange = { method: 'GET', url: '/get_server_info', reply: { enable_lora: true, max_lora_rank: 64, lora_target_modules: ['all'] } };
     const loaded = (v: number): Exchange => ({ method: 'POST', url: '/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: `/a/v${v}` }, reply: { success: true, error_message: '', loaded_adapters: { [`clawgym-policy-v${v}`]: `/a/v${v}` } } });
     const unloaded = (v: number): Exchange => ({ method: 'POST', url: '/unload_lora_adapter', body: { lora_name: `clawgym-policy-v${v}` }, reply: { success: true, error_message: '' } });
-    const s = await transcriptServer([loaded(1), loaded(2), unloaded(0), loaded(3), unloaded(1)]);
+    const s = await transcriptServer([info, loaded(1), info, loaded(2), unloaded(0), info, loaded(3), unloaded(1)]);
     const e = engine('sglang', { baseUrl: s.baseUrl });
     for (const v of [1, 2, 3]) await e.syncWeights!({ path: `/a/v${v}`, version: v, kind: 'lora' });
     expect(s.deviations).toEqual([]);
@@ -166,10 +125,10 @@ describe('SGLang at 0025436e: no pause modes, so no pause (it would abort every 
 
 describe('vLLM LoRA: load_lora_adapter, the adapter named per version', () => {
   const load = (v: number, path: string): Exchange => ({
-    method: 'POST', url: '/v1/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: path, load_inplace: true },
+    method: 'POST', url: '/v1/load_lora_adapter', body: { lora_name: `clawgym-policy-v${v}`, lora_path: path },
     reply: `Success: LoRA adapter 'clawgym-policy-v${v}' added successfully.`,
   });
-  it('loads each version in place, drops the one two back, and asks for the adapter by name', async () => {
+  it('loads each version under its own name, drops the one two back, and asks for the adapter by name', async () => {
     const s = await transcriptServer([
       load(1, '/lora/v1'),
       load(2, '/lora/v2'),
@@ -309,7 +268,7 @@ describe('replicas', () => {
     await new Promise((ok) => setTimeout(ok, 50)); // the sync is under way (the load takes 300 ms)
     await drain(e, 's1');
     await sync;
-    expect(order).toEqual(['GET /openapi.json', 'POST /pause_generation', 'POST /update_weights_from_disk', 'POST /continue_generation', 'GET /model_info', 'POST /generate']);
+    expect(order).toEqual(['GET /openapi.json', 'POST /update_weights_from_disk', 'GET /model_info', 'POST /generate']);
     expect(e.policyVersion('s1')).toBe(1);
   });
 
@@ -344,7 +303,7 @@ describe('replicas', () => {
     await sglangReplica(back, port);
     for (let i = 0; i < 100 && !(e as { replicas(): { healthy: boolean }[] }).replicas().every((r) => r.healthy); i++) await new Promise((ok) => setTimeout(ok, 20));
     expect(back.version).toBe('2');
-    expect(back.calls.slice(0, 3)).toEqual(['GET /health', 'GET /openapi.json', 'POST /pause_generation']);
+    expect(back.calls.slice(0, 3)).toEqual(['GET /health', 'GET /openapi.json', 'POST /update_weights_from_disk']);
     await drain(e, 's5'); // the least-loaded replica again: A
     expect(back.calls).toContain('POST /generate');
     expect(e.policyVersion('s5')).toBe(2);

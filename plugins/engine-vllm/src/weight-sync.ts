@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PublishedWeights } from '@clawgym/core';
 
 /**
@@ -34,51 +36,39 @@ export function versionOf(label: unknown): number | undefined {
 
 /**
  * What an SGLang server takes, learnt once per server from its OpenAPI document (FastAPI's
- * `/openapi.json`, no side effects): whether `/pause_generation` takes a body (the `mode`
- * abort | retract | in_place of newer servers; at 0025436e it takes none and aborts every request
- * in flight), and whether `/model_info` exists (older servers: `/get_model_info`,
- * `/get_weight_version`). A server that hides its document (`DISABLE_OPENAPI_DOC`) is taken for
- * the older kind: pausing it would abort every rollout.
+ * `/openapi.json`, no side effects): whether `/model_info` exists (older servers, 0025436e:
+ * `/get_model_info`, `/get_weight_version`).
  */
-export interface SglangCapabilities { pauseModes: boolean; modelInfo: boolean }
+export interface SglangCapabilities { modelInfo: boolean }
 
 export async function sglangCapabilities(call: ControlCall): Promise<SglangCapabilities> {
   const r = await call('GET', '/openapi.json');
-  if (r.status !== 200) return { pauseModes: false, modelInfo: (await call('GET', '/model_info')).status === 200 };
-  const paths = (json(r.text).paths ?? {}) as Record<string, { post?: { requestBody?: unknown } }>;
-  return { pauseModes: paths['/pause_generation']?.post?.requestBody !== undefined, modelInfo: '/model_info' in paths };
+  if (r.status !== 200) return { modelInfo: (await call('GET', '/model_info')).status === 200 };
+  const paths = (json(r.text).paths ?? {}) as Record<string, unknown>;
+  return { modelInfo: '/model_info' in paths };
 }
 
 /**
- * SGLang full weights from a Hugging Face folder. Where the server has pause modes
- * (`docs/advanced_features/sglang_for_rl.md` @ 067bfe93: pause → update → continue):
- * `POST /pause_generation {mode: "retract"}` (running requests go back to the queue and are
- * recomputed on the new weights), `POST /update_weights_from_disk {model_path, weight_version,
- * flush_cache: true}`, `POST /continue_generation` — sent even when the update failed. Where it
- * has none (0025436e), pausing would abort every request in flight, so the update goes alone:
- * `POST /update_weights_from_disk {model_path, weight_version}`. Either way `{success: false}` /
- * HTTP 400 is a failed load, and the served version is read back.
+ * SGLang full weights from a Hugging Face folder: `POST /update_weights_from_disk {model_path,
+ * weight_version}` alone, on every version, then the served version read back. Not paused, the
+ * server takes its model-update writer lock, which waits for every request in flight to end and
+ * holds new ones (tokenizer_manager.update_weights_from_disk), so its scheduler holds no request
+ * when it flushes the cache after the load. Paused (`/pause_generation`, any mode) the update
+ * skips that lock: at 0025436e the pause aborts every rollout in flight; with the newer modes
+ * `retract` puts running requests back in the waiting queue and `in_place` keeps them, so the
+ * flush fails and `assert flush_cache_success, "Cache flush failed after updating weights"` kills
+ * the scheduler (sgl-project/sglang #32153 and #33784, both open, would allow it for `retract`).
+ * The price: a sync waits for the longest call in flight (new calls wait meanwhile anyway).
+ * `{success: false}` / HTTP 400 is a failed load.
  */
 export async function sglangSync(call: ControlCall, w: PublishedWeights, caps: SglangCapabilities): Promise<number | undefined> {
-  const update = async (body: Record<string, unknown>) => {
-    const r = await ok(call, 'POST', '/update_weights_from_disk', body);
-    if (r.success === false) throw new SyncStepError('POST /update_weights_from_disk', 200, String(r.message ?? ''));
-  };
-  if (!caps.pauseModes) {
-    await update({ model_path: w.path, weight_version: String(w.version) });
-    return sglangServedVersion(call, caps);
-  }
-  await ok(call, 'POST', '/pause_generation', { mode: 'retract' });
-  try {
-    await update({ model_path: w.path, weight_version: String(w.version), flush_cache: true });
-  } finally {
-    await ok(call, 'POST', '/continue_generation', {});
-  }
+  const r = await ok(call, 'POST', '/update_weights_from_disk', { model_path: w.path, weight_version: String(w.version) });
+  if (r.success === false) throw new SyncStepError('POST /update_weights_from_disk', 200, String(r.message ?? ''));
   return sglangServedVersion(call, caps);
 }
 
 /** The weight version an SGLang server reports: `/model_info` where it has it, else `/get_weight_version`. */
-export async function sglangServedVersion(call: ControlCall, caps: SglangCapabilities = { pauseModes: true, modelInfo: true }): Promise<number | undefined> {
+export async function sglangServedVersion(call: ControlCall, caps: SglangCapabilities = { modelInfo: true }): Promise<number | undefined> {
   if (caps.modelInfo) {
     const info = await call('GET', '/model_info');
     if (info.status === 200) {
@@ -98,10 +88,34 @@ export async function sglangServedVersion(call: ControlCall, caps: SglangCapabil
  * do not change.
  */
 export async function sglangLoraSync(call: ControlCall, w: PublishedWeights, prefix: string): Promise<number> {
+  await sglangLoraReady(call, w.path);
   const r = await ok(call, 'POST', '/load_lora_adapter', { lora_name: adapterName(prefix, w.version), lora_path: w.path });
   if (r.success === false) throw new SyncStepError('POST /load_lora_adapter', 200, String(r.error_message ?? r.message ?? ''));
   if (w.version >= 2) await call('POST', '/unload_lora_adapter', { lora_name: adapterName(prefix, w.version - 2) });
   return w.version;
+}
+
+/**
+ * Whether an SGLang server can take the adapter at `folder`, from what it was launched with
+ * (`GET /get_server_info`: every ServerArgs field) and the adapter's `adapter_config.json` (its
+ * rank `r`): `--enable-lora`, and a `--max-lora-rank` of at least `r` (SGLang sizes its LoRA
+ * memory pool at launch; without `--lora-paths` it needs `--max-lora-rank` and
+ * `--lora-target-modules`, server_args.py). Throws what to relaunch with; a server or a folder
+ * that does not say is left to the load itself.
+ */
+async function sglangLoraReady(call: ControlCall, folder: string): Promise<void> {
+  const info = await call('GET', '/get_server_info');
+  if (info.status !== 200) return;
+  const args = json(info.text);
+  let rank: number | undefined;
+  try { rank = Number(JSON.parse(readFileSync(join(folder, 'adapter_config.json'), 'utf8')).r) || undefined; } catch { rank = undefined; }
+  const flags = `--enable-lora --max-lora-rank ${rank ?? 'R'} --lora-target-modules all`;
+  if (args.enable_lora !== true) {
+    throw new SyncStepError('GET /get_server_info', 200, `the server was launched without --enable-lora (enable_lora: ${JSON.stringify(args.enable_lora ?? null)}) and cannot load the LoRA adapter ${folder}; relaunch it with ${flags}`);
+  }
+  if (rank !== undefined && typeof args.max_lora_rank === 'number' && args.max_lora_rank < rank) {
+    throw new SyncStepError('GET /get_server_info', 200, `the server's --max-lora-rank is ${args.max_lora_rank}, below the adapter's rank ${rank} (${folder}/adapter_config.json); relaunch it with ${flags}`);
+  }
 }
 
 /** The adapter name a policy version is served under (vLLM LoRA): a record's `model` names its version. */
@@ -109,15 +123,27 @@ export const adapterName = (prefix: string, version: number) => `${prefix}-v${ve
 
 /**
  * vLLM with LoRA (`--enable-lora`, `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`):
- * `POST /v1/load_lora_adapter {lora_name, lora_path, load_inplace: true}` (200 with a plain-text
- * "Success: …"; 400/404 with an error object), the adapter named per policy version, so the
- * `model` of each completion says which version served it; `load_inplace` makes a retried load of
- * the same version replace it instead of failing as "already loaded". The adapter two versions
- * back is then unloaded (`POST /v1/unload_lora_adapter {lora_name}`); calls still in flight on
- * the previous one finish on it.
+ * `POST /v1/load_lora_adapter {lora_name, lora_path}` (200 with a plain-text "Success: …";
+ * 400/404 with an error object), each policy version under a name of its own, so the `model` of
+ * each completion says which version served it. Never `load_inplace: true`: vLLM keeps the
+ * request it loaded with (OpenAIServingModels.lora_requests) and hands it to every completion
+ * that names the adapter, and its worker reloads an adapter from disk whenever that request says
+ * `load_inplace` (LRUCacheWorkerLoRAManager.add_adapter) — every step, while the fix (vLLM #36373,
+ * #41482 for issue #33791) is open. A retried load of a version whose first answer was lost meets
+ * "has already been loaded" (400): that name is unloaded and loaded again, as SkyRL does. The
+ * adapter two versions back is then unloaded (`POST /v1/unload_lora_adapter {lora_name}`); calls
+ * still in flight on the previous one finish on it.
  */
 export async function vllmLoraSync(call: ControlCall, w: PublishedWeights, prefix: string): Promise<number> {
-  await ok(call, 'POST', '/v1/load_lora_adapter', { lora_name: adapterName(prefix, w.version), lora_path: w.path, load_inplace: true });
+  const name = adapterName(prefix, w.version);
+  const body = { lora_name: name, lora_path: w.path };
+  const first = await call('POST', '/v1/load_lora_adapter', body);
+  if (first.status === 400 && /has already been loaded/.test(first.text)) {
+    await ok(call, 'POST', '/v1/unload_lora_adapter', { lora_name: name });
+    await ok(call, 'POST', '/v1/load_lora_adapter', body);
+  } else if (first.status < 200 || first.status >= 300) {
+    throw new SyncStepError('POST /v1/load_lora_adapter', first.status, first.text);
+  }
   if (w.version >= 2) await call('POST', '/v1/unload_lora_adapter', { lora_name: adapterName(prefix, w.version - 2) });
   return w.version;
 }

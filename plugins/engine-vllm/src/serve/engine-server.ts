@@ -81,6 +81,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   const server: Server = createServer((req, res) => {
     const abort = new AbortController();
     res.on('close', () => abort.abort());
+    if (state.dead) return void req.socket.destroy(); // its scheduler died: nothing answers
     void (async () => {
       try {
         const u = new URL(req.url ?? '/', 'http://engine');
@@ -89,6 +90,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
         if (route === 'POST /v1/completions' || route === 'POST /generate') return await generation(route, body, res, abort);
         if (route === 'GET /metrics') return void res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(state.metrics(served));
         const [status, reply] = await control(route, u.searchParams, body);
+        if (state.dead) { state.resume(); server.closeAllConnections(); return; }
         if (typeof reply === 'string') res.writeHead(status, { 'content-type': 'text/plain' }).end(reply);
         else send(res, status, reply);
       } catch (err) {

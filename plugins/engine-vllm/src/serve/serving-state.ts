@@ -18,8 +18,33 @@ export class ServingState {
   /** Generation requests being answered now (held ones too, while paused). */
   running = 0;
   readonly inflight = new Set<InFlight>();
+  /** Generations past the model-update lock (SGLang's reader lock), paused ones included. */
+  readers = 0;
+  /** A weight update waiting for, or holding, the lock: new generations wait for it. */
+  private writer: Promise<void> | undefined;
+  private readersDone: (() => void) | undefined;
+  /** Why the server is dead (its scheduler died), once it is: every request is then cut. */
+  dead: string | undefined;
 
   constructor(readonly engine: Engine) {}
+
+  /**
+   * Run `load` under SGLang's model-update writer lock (tokenizer_manager.update_weights_from_disk
+   * when not paused): it waits for every generation in flight to end and holds new ones until
+   * the load is done, so the scheduler holds no request when it flushes its cache.
+   */
+  async exclusive<T>(load: () => Promise<T>): Promise<T> {
+    while (this.writer) await this.writer;
+    let release!: () => void;
+    this.writer = new Promise<void>((r) => { release = r; });
+    try {
+      if (this.readers > 0) await new Promise<void>((r) => { this.readersDone = r; });
+      return await load();
+    } finally {
+      this.writer = undefined;
+      release();
+    }
+  }
 
   version(): string { return String(this.engine.policyVersion()); }
 
@@ -50,12 +75,18 @@ export class ServingState {
 
   /** The engine's tokens, held between tokens while paused; stops when the client goes away. */
   async *tokens(ids: Int32Array, sampling: SamplingParams, signal: AbortSignal): AsyncGenerator<GeneratedToken> {
-    while (this.paused) await this.resumed!.promise;
-    for await (const step of this.engine.generate({ promptIds: ids, sampling, signal })) {
-      for (const t of tokensOf(step)) {
-        yield t;
-        while (this.paused) await this.resumed!.promise;
+    while (this.writer) await this.writer; // the reader lock: not while a weight update waits or runs
+    this.readers++;
+    try {
+      while (this.paused) await this.resumed!.promise;
+      for await (const step of this.engine.generate({ promptIds: ids, sampling, signal })) {
+        for (const t of tokensOf(step)) {
+          yield t;
+          while (this.paused) await this.resumed!.promise;
+        }
       }
+    } finally {
+      if (--this.readers === 0) { this.readersDone?.(); this.readersDone = undefined; }
     }
   }
 

@@ -78,9 +78,25 @@ function openapi(legacy: boolean) {
 }
 
 /**
+ * What SGLang does when its scheduler raises: the process tree is killed, so every connection
+ * drops and nothing answers again (`Scheduler hit an exception` in its log).
+ */
+function schedulerDies(state: ServingState, why: string): undefined {
+  state.dead = why;
+  process.stderr.write(`[engine serve] Scheduler hit an exception: ${why}\n`);
+  return undefined;
+}
+
+/**
  * SGLang's control routes. `legacy` reproduces 0025436e: `/pause_generation` reads no body and
  * aborts everything in flight; `/get_model_info`, no `/model_info`. Otherwise pause modes
- * abort | retract | in_place and `/model_info`.
+ * abort | retract | in_place and `/model_info`, and what comes with them
+ * (sgl-project/sglang@00096b5f tokenizer_communicator_mixin.py, and update_weights_from_disk in
+ * tokenizer_manager.py alike, skip the model-update lock while paused; @018c9109
+ * scheduler_update_weights_mixin.py asserts the cache flush after every update from disk):
+ * an update while paused with a request retracted or held kills the
+ * server (fixes #32153, #33784 open). Unpaused, an update waits for the requests in flight.
+ * Answers `undefined` for a route it does not serve, or when the server just died.
  */
 export async function sglangControl(state: ServingState, served: string, legacy: boolean, route: string, body: Json, deterministic = false): Promise<[number, unknown] | undefined> {
   switch (route) {
@@ -100,7 +116,8 @@ export async function sglangControl(state: ServingState, served: string, legacy:
     case 'GET /openapi.json': return [200, openapi(legacy)];
     case 'GET /get_model_info': return [200, { model_path: served, tokenizer_path: served, is_generation: true, preferred_sampling_params: null, weight_version: state.version() }];
     case 'POST /continue_generation': state.resume(); return [200, { message: 'Generation continued successfully.', status: 'ok' }];
-    case 'POST /flush_cache': return [200, 'Cache flushed.\n'];
+    // Scheduler.flush_cache: refused while any request is queued or running.
+    case 'POST /flush_cache': return state.readers > 0 ? [400, `Cache not flushed because there are pending requests. #queue-req: ${state.paused ? state.readers : 0}, #running-req: ${state.paused ? 0 : state.readers}\n`] : [200, 'Cache flushed.\n'];
     case 'GET /model_info':
       if (legacy) return [404, { detail: 'Not Found' }];
       return [200, { model_path: served, is_generation: true, weight_version: state.version() }];
@@ -108,7 +125,13 @@ export async function sglangControl(state: ServingState, served: string, legacy:
     case 'POST /update_weights_from_disk': {
       if (typeof body.model_path !== 'string' || !body.model_path) return [400, { success: false, message: 'model_path is required', num_paused_requests: 0 }];
       try {
-        await state.load(body.model_path, body.weight_version);
+        if (!state.paused) await state.exclusive(() => state.load(String(body.model_path), body.weight_version));
+        else {
+          // Paused, the update skips the lock; the scheduler then flushes its cache, which fails
+          // while a retracted (queued) or held request remains, and the assert kills it.
+          if (!legacy && state.readers > 0) return schedulerDies(state, 'AssertionError: Cache flush failed after updating weights');
+          await state.load(body.model_path, body.weight_version);
+        }
       } catch (err) {
         return [400, { success: false, message: `Failed to update weights: ${messageOf(err)}`, num_paused_requests: 0 }];
       }

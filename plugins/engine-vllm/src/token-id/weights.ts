@@ -78,7 +78,9 @@ export class ReplicaWeights {
       const detail = set.replicas.map((r) => `${r.baseUrl}: ${r.lastError ?? `serves version ${r.version}`}`).join('; ');
       throw new ClawGymError(ErrorCodes.ENGINE_SYNC_FAILED, `${this.o.name}: could not load weights version ${weights.version} (${weights.path}) into any replica: ${detail}`, {
         hint: this.o.flavor === 'sglang'
-          ? 'The SGLang server must read the published folder (same path on its machine) and accept POST /update_weights_from_disk.'
+          ? weights.kind === 'lora'
+            ? 'SGLang loads an adapter when launched with --enable-lora --max-lora-rank <at least the adapter\'s r> --lora-target-modules all (or --lora-paths), and must read the adapter folder at the same path.'
+            : 'The SGLang server must read the published folder (same path on its machine) and accept POST /update_weights_from_disk.'
           : weights.kind === 'lora'
             ? 'vLLM needs --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, and must read the adapter folder.'
             : 'vLLM needs VLLM_SERVER_DEV_MODE=1 and --weight-transfer-config \'{"backend":"disk"}\', and must read the published folder.',
