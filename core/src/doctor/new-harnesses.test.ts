@@ -21,8 +21,9 @@ describeIf(opencode.missing, 'clawgym doctor on the OpenCode, Gemini CLI and Pi 
     const row = (what: string) => rows.find((x) => x.what === what);
     expect(row('harness opencode: CLI')).toMatchObject({ status: 'ok', detail: `OpenCode at ${'bin' in opencode.cli ? opencode.cli.bin : ''}` });
     expect(row('harness gemini-cli: CLI')).toMatchObject({ status: 'missing', detail: 'Gemini CLI: bin "/nonexistent/gemini.js" is not an executable file' });
-    // No bin given, and the package cannot be resolved from the project: not installed.
-    expect(row('harness pi: CLI')).toMatchObject({ status: 'missing', detail: expect.stringContaining('scripts/install-harnesses.sh pi') });
+    // No bin given, and the package cannot be resolved from the project (a project of one's own,
+    // without the repository's install script): not installed, and npm installs it into the project.
+    expect(row('harness pi: CLI')).toMatchObject({ status: 'missing', detail: expect.stringContaining('@mariozechner/pi-coding-agent is not found'), install: 'npm i -D @mariozechner/pi-coding-agent' });
     expect(r.status).toBe(1);
   });
 });

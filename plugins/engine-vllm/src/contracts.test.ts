@@ -6,6 +6,7 @@ import { EmbeddedEngine, SharedPolicy, publishPolicy, type ModelConfig } from '@
 import { cpuKernels } from '@clawgym/kernels-cpu';
 import { serveEngine, type EngineServerOptions } from './serve/engine-server';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
+import { transcriptServer } from './__fixtures__/transcript';
 import type { Contract } from '../../engine-tinker/src/contracts';
 import { ContractCheck, recordingProxy, type Exchange } from '../../engine-tinker/src/__fixtures__/contract-check';
 
@@ -96,17 +97,42 @@ describe('every request the SGLang and vLLM clients send fits the servers\' cont
     expect(problems(new ContractCheck(contract('vllm')), seen)).toEqual([]);
   }, 60_000);
 
-  it.each(['sglang', 'vllm'] as const)('%s LoRA loads fit too (the stand-in has no adapters and refuses them, as the client is told)', async (flavor) => {
+  it('vLLM LoRA loads fit too (the stand-in has no adapters and refuses them, as the client is told)', async () => {
     const server = await serveEngine(new EmbeddedEngine(new SharedPolicy(config, cpuKernels(), 7), tokenizer, chatTemplate, 7), {});
     const proxy = await recordingProxy(server.url);
     try {
-      const engine = createTokenIdEngine({ flavor, replicas: [proxy.url], model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000 });
+      const engine = createTokenIdEngine({ flavor: 'vllm', replicas: [proxy.url], model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000 });
       await expect(engine.syncWeights!({ path: '/data/adapters/step-1', version: 1, kind: 'lora' })).rejects.toThrow();
       const loads = proxy.seen.filter((e) => /load_lora_adapter$/.test(e.path));
       expect(loads.length).toBeGreaterThan(0);
-      expect(problems(new ContractCheck(contract(flavor)), proxy.seen)).toEqual([]);
+      expect(problems(new ContractCheck(contract('vllm')), proxy.seen)).toEqual([]);
     } finally {
       await proxy.close();
+      await server.close();
+    }
+  });
+
+  it('SGLang LoRA loads fit too (a server launched with --enable-lora, as a transcript: the stand-in, like SGLang without it, is refused before any load)', async () => {
+    const folder = '/data/adapters/step-1';
+    const s = await transcriptServer([
+      { method: 'GET', url: '/get_server_info', reply: { model_path: 'embedded', enable_lora: true, max_lora_rank: 64, lora_target_modules: ['all'] } },
+      { method: 'POST', url: '/load_lora_adapter', body: { lora_name: 'clawgym-policy-v1', lora_path: folder }, reply: { success: true, error_message: '', loaded_adapters: { 'clawgym-policy-v1': folder } } },
+    ]);
+    const proxy = await recordingProxy(s.baseUrl);
+    try {
+      const engine = createTokenIdEngine({ flavor: 'sglang', replicas: [proxy.url], model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000 });
+      await engine.syncWeights!({ path: folder, version: 1, kind: 'lora' });
+      expect(s.deviations).toEqual([]);
+      expect(proxy.seen.filter((e) => /load_lora_adapter$/.test(e.path))).toHaveLength(1);
+      expect(problems(new ContractCheck(contract('sglang')), proxy.seen)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+    const server = await serveEngine(new EmbeddedEngine(new SharedPolicy(config, cpuKernels(), 7), tokenizer, chatTemplate, 7), {});
+    try {
+      const standIn = createTokenIdEngine({ flavor: 'sglang', replicas: [server.url], model: 'embedded', tokenizer, chatTemplate, syncRetries: 0, probeIntervalMs: 60_000 });
+      await expect(standIn.syncWeights!({ path: folder, version: 1, kind: 'lora' })).rejects.toThrow(/--enable-lora/);
+    } finally {
       await server.close();
     }
   });

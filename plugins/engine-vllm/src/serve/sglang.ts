@@ -101,7 +101,7 @@ function schedulerDies(state: ServingState, why: string): undefined {
 export async function sglangControl(state: ServingState, served: string, legacy: boolean, route: string, body: Json, deterministic = false): Promise<[number, unknown] | undefined> {
   switch (route) {
     // Every ServerArgs field (http_server.py @ 0025436e); the ones a client reads, here.
-    case 'GET /get_server_info': return [200, { model_path: served, served_model_name: served, weight_version: state.version(), enable_deterministic_inference: deterministic, internal_states: [] }];
+    case 'GET /get_server_info': return [200, { model_path: served, served_model_name: served, weight_version: state.version(), enable_deterministic_inference: deterministic, enable_lora: false, internal_states: [] }];
     case 'POST /pause_generation':
       if (legacy) {
         // 0025436e reads no body: whatever mode was asked for, everything in flight is aborted.
