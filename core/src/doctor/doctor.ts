@@ -5,6 +5,7 @@ import { provider, slotName, type SlotRef } from '../kernel/create';
 import type { Kernel } from '../kernel/kernel';
 import type { PluginKind } from '../contracts/plugin';
 import { pluginCandidates } from '../kernel/resolve';
+import { CLAWGYM_PACKAGES } from '../kernel/shipped';
 import { createKernel } from '../run/create-kernel';
 import type { Harness } from '../contracts/harness';
 import { checkClisInSandbox } from './cli-in-sandbox';
@@ -33,13 +34,22 @@ async function resolveSlot<K extends PluginKind>(kernel: Kernel, kind: K, slot: 
     rows.push({ status: 'ok', what: `${kind} ${name}`, detail: origin ? `from ${origin.packageName}${origin.version ? `@${origin.version}` : ''}` : 'registered' });
     return value;
   } catch (err) {
-    const candidates = pluginCandidates(name, kind);
     rows.push({
       status: 'missing', what: `${kind} ${name}`, detail: isClawGymError(err) ? err.message : messageOf(err),
-      ...(candidates[0] && !candidates[0].startsWith('.') && !candidates[0].startsWith('/') ? { install: `npm i -D ${candidates[0]}` } : {}),
+      ...(installCommand(name, kind) ? { install: installCommand(name, kind) } : {}),
     });
     return undefined;
   }
+}
+
+/**
+ * The npm install of a missing provider: the first candidate package that ClawGym publishes
+ * (`embedded` as a trainer → `@clawgym/engine-embedded`, which provides it), or none when no
+ * ClawGym package has that name; the row's detail then lists every package name tried.
+ */
+export function installCommand(name: string, kind: PluginKind): string | undefined {
+  const published = pluginCandidates(name, kind).find((c) => CLAWGYM_PACKAGES.includes(c));
+  return published ? `npm i -D ${published}` : undefined;
 }
 
 export interface DoctorOptions {
