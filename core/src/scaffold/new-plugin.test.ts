@@ -20,7 +20,7 @@ const cli = async (args: string[]) => {
 };
 
 describe('clawgym new plugin', () => {
-  it.each(NEW_PLUGIN_KINDS)('makes a %s plugin that builds and passes its own kit tests as made, with the provides entry it needs', async (kind) => {
+  it.each(NEW_PLUGIN_KINDS)('makes a plugin of kind %s that builds and passes its own kit tests as made, with the provides entry it needs', async (kind) => {
     const made = await cli(['new', 'plugin', '--kind', kind, `my-${kind}`]);
     expect(made).toMatchObject({ code: 0, err: '' });
     const dir = join(root, `clawgym-plugin-my-${kind}`);
