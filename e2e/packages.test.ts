@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -61,4 +61,11 @@ describe.each(workspaces)('the package in %s', (dir) => {
 it('@clawgym/engine-embedded ships the cold start its config names', () => {
   const files = packed(join(repo, 'plugins', 'engine-embedded'));
   expect(files).toEqual(expect.arrayContaining(['checkpoints/cold-start/config.json', 'checkpoints/cold-start/model.safetensors']));
+});
+
+it('the release command publishes only to a registry it is given', () => {
+  const r = spawnSync(process.execPath, [join(repo, 'scripts', 'release.js'), '0.2.0'], { cwd: repo, encoding: 'utf8' });
+  expect(r.status).toBe(2);
+  expect(r.stderr).toContain('error: name the registry to publish to: --registry <url>');
+  expect((JSON.parse(readFileSync(join(repo, 'core', 'package.json'), 'utf8')) as Pkg & { version: string }).version).not.toBe('0.2.0');
 });
