@@ -23,6 +23,8 @@ const LAYERS = [
   ['builtins', 'builtins.ts'],
   ['run', 'run/'],
   ['doctor', 'doctor/'],
+  // Packages of one's own (`clawgym new plugin`): the sources and tests a new plugin starts from.
+  ['scaffold', 'scaffold/'],
   ['cli', 'cli/'],
   // Builds kernels with core's built-ins as a run does; only tests import it.
   ['testing', 'testing/'],

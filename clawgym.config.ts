@@ -11,11 +11,11 @@ const model = { dModel: 64, layers: 2, heads: 4, context: 384 };
  *
  * The checkpoint was made from examples/cold-start.config.ts (this model, both copy-friendly
  * families) with
- *   npx clawgym sft --config examples/cold-start.config.ts --fresh --demos 1000 --steps 3000 --stop-after 1250 --batch 8 --lr 1e-3 --out checkpoints/cold-start
+ *   npx clawgym sft --config examples/cold-start.config.ts --fresh --demos 1000 --steps 3000 --stop-after 1250 --batch 8 --lr 1e-3 --out plugins/engine-embedded/checkpoints/cold-start
  */
 export default defineConfig({
   name: 'default',
-  engine: { use: 'embedded', options: { model, checkpoint: 'checkpoints/cold-start', optimizer: { lr: 3e-4 } } },
+  engine: { use: 'embedded', options: { model, checkpoint: 'cold-start', optimizer: { lr: 3e-4 } } },
   trainer: 'embedded',
   sandbox: 'local',
   harnesses: ['agentloop'],

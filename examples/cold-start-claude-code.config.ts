@@ -3,7 +3,7 @@ import { claudeCode, model } from './findings';
 
 /**
  * The config the shipped Claude Code cold start (`checkpoints/cold-start-claude-code`) was made
- * from: the default cold start (`checkpoints/cold-start`, context 384) grown to context 512 —
+ * from: the default cold start (`cold-start`, context 384) grown to context 512 —
  * enough for a `vocab-upper` rollout through Claude Code once the compact template drops its
  * system prompt and system reminders — and fine-tuned on oracle demonstrations of both
  * copy-friendly families played through both agentloop and the real Claude Code CLI. From the
@@ -19,7 +19,7 @@ import { claudeCode, model } from './findings';
  */
 export default defineConfig({
   name: 'cold-start-claude-code',
-  engine: { use: 'embedded', options: { model, checkpoint: '../checkpoints/cold-start' } },
+  engine: { use: 'embedded', options: { model, checkpoint: 'cold-start' } },
   trainer: 'embedded',
   harnesses: ['agentloop', claudeCode],
   tasks: [{ use: 'builtin', options: { families: ['vocab-write', 'vocab-upper'] } }],

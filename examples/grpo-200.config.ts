@@ -9,7 +9,7 @@ const model = { dModel: 64, layers: 2, heads: 4, context: 384 };
 
 export default defineConfig({
   name: 'grpo-200',
-  engine: { use: 'embedded', options: { model, checkpoint: '../checkpoints/cold-start', optimizer: { lr: 3e-4 } } },
+  engine: { use: 'embedded', options: { model, checkpoint: 'cold-start', optimizer: { lr: 3e-4 } } },
   trainer: 'embedded',
   harnesses: ['agentloop'],
   tasks: [{ use: 'builtin', options: { families: ['vocab-upper'] } }],

@@ -11,6 +11,6 @@ const engine = base.engine as { use: string; options: Record<string, unknown> };
 export default {
   ...base,
   name: 'bench-remote-local',
-  engine: { ...engine, options: { ...engine.options, checkpoint: join(repo, 'checkpoints', 'cold-start') } },
+  engine: { ...engine, options: { ...engine.options, checkpoint: 'cold-start' } },
   run: { ...base.run, outDir: process.env.BENCH_REMOTE_OUT ?? join(repo, 'runs'), steps: Number(process.env.BENCH_REMOTE_STEPS ?? 10), evalTasks: Number(process.env.BENCH_REMOTE_EVAL ?? 150) },
 };

@@ -137,7 +137,7 @@ describe('clawgym CLI (built, as a user runs it)', () => {
         { cwd: alone, encoding: 'utf8', timeout: 60_000 });
       expect(old.status).toBe(2);
       expect(old.stderr).toMatch(/^error: ClawGym needs Node 22 or 24 \(this is Node 20\.20\.2\)/);
-      expect(old.stderr).toMatch(/run `npm install` in the ClawGym repository/);
+      expect(old.stderr).toMatch(/run `npm install` in the project \(@clawgym\/core depends on npm.s node@24 package/);
     } finally {
       rmSync(alone, { recursive: true, force: true });
     }

@@ -14,6 +14,8 @@ import { templateCommand, type TemplateCliOptions } from './commands/template';
 import { trainerCommands } from './commands/trainer-serve';
 import { reportCommand, type ReportCliOptions } from './commands/report';
 import { fingerprintCommand } from './commands/fingerprint';
+import { newPluginCommand } from './commands/new';
+import { NEW_PLUGIN_KINDS } from '../scaffold/new-plugin';
 import type { LiveStream } from './live';
 
 interface CommonOptions { config?: string }
@@ -50,6 +52,7 @@ Examples:
   clawgym plugins                      list installed plugins and what they provide
   clawgym doctor                       what the config needs that this machine lacks, and how to install it
   clawgym doctor --fix                 install it (system packages as root; otherwise prints the sudo line)
+  clawgym new plugin --kind task words a task-suite plugin package (kinds: task, harness, hooks, algorithm, reporter)
   clawgym inspect runs/default --rollout r-0001
 
 Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack traces.`);
@@ -60,6 +63,7 @@ Exit codes: 0 success, 1 failure, 2 usage error. Set CLAWGYM_DEBUG=1 for stack t
   trainerCommands(program, io, configOption);
   runFolderCommands(program, command, io);
   machineCommands(command, io);
+  authoringCommands(program, io);
   return program;
 }
 
@@ -190,6 +194,17 @@ function machineCommands(command: CommandMaker, io: CliIo): void {
       io.out(`${formatTable(['KIND', 'NAME', 'VERSION', 'PACKAGE'], rows.map((r) => [r.kind, r.name, r.version, r.packageName]))}\n`);
       for (const r of rows.filter((x) => x.error)) io.err(`warning: ${r.packageName}: ${r.error}\n`);
     });
+}
+
+/** `new plugin`: packages of one's own. */
+function authoringCommands(program: Command, io: CliIo): void {
+  const make = program.command('new').description('make a new package').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  make.command('plugin').description('make a plugin package: source, kit tests that pass as made, a build, and its provides entry')
+    .argument('<name>', 'the provider\'s name (the package is clawgym-plugin-<name>, or @scope/clawgym-plugin-<name>)')
+    .addOption(new Option('--kind <kind>', 'what it provides').choices(NEW_PLUGIN_KINDS).makeOptionMandatory())
+    .option('--dir <dir>', 'the folder to make (default: the package\'s name)')
+    .exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err })
+    .action((name: string, opts: { kind: string; dir?: string }) => newPluginCommand(name, opts, io));
 }
 
 /** Run the CLI; resolves to the exit code. */

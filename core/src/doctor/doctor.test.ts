@@ -13,13 +13,13 @@ const doctor = (cwd: string, args: string[] = [], hide: string[] = []) =>
 // A machine without bubblewrap, made by hiding it in a mount namespace of the test's own.
 const hiding = spawnSync(without, ['bwrap', '--', 'true'], { encoding: 'utf8' });
 describeIf(hiding.status === 0 ? undefined : `cannot hide programs in a mount namespace here: ${hiding.stderr.trim()}`, 'clawgym doctor (built, as a user runs it)', () => {
-  it('on a machine missing bubblewrap names it and the command that installs it, and a missing plugin (no npm install for a package that does not exist); exits 1', () => {
+  it('on a machine missing bubblewrap names it and the command that installs it, and a missing plugin no ClawGym package provides without an npm install to run; exits 1', () => {
     const r = doctor(project(), [], ['bwrap']);
     expect(r.stdout).toMatch(/^missing\s+sandbox local: isolation\s+bubblewrap \(bwrap\) is not installed: the local sandbox refuses/m);
     expect(r.stdout).toMatch(/^missing\s+algorithm nope\s+/m);
     expect(r.stdout).toMatch(/^ok\s+harness agentloop: CLI/m);
     expect(r.stdout).toContain('To install what is missing (or run clawgym doctor --fix):\n  apt-get install -y bubblewrap\n');
-    expect(r.stdout).not.toContain('npm i -D');
+    expect(r.stdout).not.toContain('npm i -D'); // @clawgym/algo-nope exists on no registry
     expect(r.stderr).toContain('2 thing(s) the config needs are missing: sandbox local: isolation, algorithm nope');
     expect(r.status).toBe(1);
   });

@@ -48,6 +48,9 @@ describe('a name that nothing answers to', () => {
     // The trainer `embedded` is in the engine's package: @clawgym/trainer-embedded does not exist.
     expect(shippedPackageFor('embedded', 'trainer')).toBe('@clawgym/engine-embedded');
     expect(shippedPackageFor('taks-demo', 'taskSuite')).toBeUndefined();
+    expect(shippedPackageFor('sglang', 'engine')).toBe('@clawgym/engine-vllm');
+    expect(shippedPackageFor('claude-code', 'harness')).toBe('@clawgym/harness-claude-code');
+    for (const name of ['@acme/x', './local-plugin.js']) expect(shippedPackageFor(name, 'harness')).toBeUndefined();
     const err = await failure(kernelIn(project()).then((k) => provider(k, 'algorithm', 'nope')));
     expect(err.hint).toMatch(/^No ClawGym package is called so and nothing installed answers to "nope"/);
   });

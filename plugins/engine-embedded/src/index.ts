@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AdamOptions, byteChatMl, ClawGymError, definePlugin, ErrorCodes, parseWithSchema, Tokens, z, type ComputeKernels, type EngineProvider, type ProviderContext, type Registry, type TrainerProvider } from '@clawgym/core';
 import { cpuKernels } from '@clawgym/kernels-cpu';
@@ -19,6 +20,21 @@ export { publishPolicy, loadPolicyWeights } from './weights';
 /** A path from the options, relative to the config's folder. */
 const resolveFrom = (ctx: ProviderContext, path: string) => (isAbsolute(path) ? path : resolve(ctx.rootDir ?? process.cwd(), path));
 
+/** The checkpoints this package ships (`checkpoints/<name>` in the package): `cold-start` is the default run's. */
+export const SHIPPED_CHECKPOINTS = join(__dirname, '..', 'checkpoints');
+
+/**
+ * The folder of the `checkpoint` option: a folder relative to the config's, or else, for a bare
+ * name, the checkpoint of that name this package ships (so `checkpoint: 'cold-start'` works
+ * wherever the package is installed). A missing one is reported by the load, at the config's path.
+ */
+export function checkpointDir(ctx: ProviderContext, path: string): string {
+  const own = resolveFrom(ctx, path);
+  if (existsSync(own) || !/^[\w.-]+$/.test(path)) return own;
+  const shipped = join(SHIPPED_CHECKPOINTS, path);
+  return existsSync(shipped) ? shipped : own;
+}
+
 /** Options shared by the `embedded` engine and trainer slots (they must agree: they share weights). */
 export const EmbeddedOptions = z.strictObject({
   model: z.strictObject({
@@ -31,7 +47,10 @@ export const EmbeddedOptions = z.strictObject({
     /** Train the value head alone, not the shared layers under it (see ModelConfig.valueDetach). */
     valueDetach: z.boolean().default(true),
   }).prefault({}),
-  /** A checkpoint folder (model.safetensors + config.json) to start from (weights only; relative to the config's folder). */
+  /**
+   * A checkpoint folder (model.safetensors + config.json) to start from (weights only; relative to
+   * the config's folder), or the name of one this package ships (`cold-start`).
+   */
   checkpoint: z.string().optional(),
   /**
    * Chat template: `compact` (default: tools as name(params), the harness's system prompt cut,
@@ -90,7 +109,7 @@ export default definePlugin({
       const kernels = (options.kernels === 'cpu' && !registry.has('kernels', 'cpu') ? cpuKernels() : registry.get('kernels', options.kernels)) as ComputeKernels;
       const entry = { policy: new SharedPolicy(config, kernels, ctx.seed), options };
       policies.set(ctx.runDir, entry);
-      if (options.checkpoint) await trainerOf(entry).load(resolveFrom(ctx, options.checkpoint), { weightsOnly: true });
+      if (options.checkpoint) await trainerOf(entry).load(checkpointDir(ctx, options.checkpoint), { weightsOnly: true });
       return entry;
     };
     const trainerOf = (e: { policy: SharedPolicy; trainer?: EmbeddedTrainer; options: z.output<typeof EmbeddedOptions> }) =>
