@@ -63,6 +63,10 @@ export const ErrorCodes = {
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
   /** The embedded trainer's worker thread failed or died during a step. */
   TRAINER_WORKER_FAILED: 'CLAWGYM_TRAINER_WORKER_FAILED',
+  /** Another live process (run, eval, sft, serve) holds the run folder's lock. */
+  RUN_LOCKED: 'CLAWGYM_RUN_LOCKED',
+  /** The run folder cannot be written (disk full, read-only, no permission, removed). */
+  RUN_DIR_UNWRITABLE: 'CLAWGYM_RUN_DIR_UNWRITABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -12,6 +12,8 @@ export function printError(err: unknown, write: (s: string) => void = (s) => pro
   if (isClawGymError(err)) {
     write(`clawgym: ${err.message}\n`);
     if (err.hint) write(`  hint: ${err.hint}\n`);
+    // The code, for scripts and supervisors that act on the kind of failure (docs/errors.md).
+    write(`  code: ${err.code}\n`);
     if (debug && err.stack) write(`${err.stack}\n`);
     return;
   }

@@ -20,6 +20,7 @@ import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
 import { FingerprintWatch } from '../3-harness/fingerprint/watch';
+import { lockRunDir } from './lock';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
 function frozenConfig(config: ResolvedConfig) {
@@ -84,9 +85,20 @@ export interface TrainOptions {
  * `resume` continues after the last finished step, with no step repeated and no record lost.
  */
 export async function train(o: TrainOptions): Promise<{ runDir: string; steps: number }> {
+  const runDir = resolve(o.config.rootDir, o.config.run.outDir, o.name ?? o.config.name);
+  // One process a run folder: a second `run` or a `--resume` beside a live run is refused here.
+  // eslint-disable-next-line no-console
+  const lock = await lockRunDir(runDir, o.resume ? 'run --resume' : 'run', (m) => (o.logger?.warn ?? console.warn)(m.trimEnd()));
+  try {
+    return await trainLocked(o, runDir);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: string; steps: number }> {
   const { config } = o;
   const name = o.name ?? config.name;
-  const runDir = resolve(config.rootDir, config.run.outDir, name);
   const { state, evaluated } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });

@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import { slotName } from '../../kernel/create';
+import { slotName, type SlotRef } from '../../kernel/create';
+import type { ResolvedConfig } from '../../config/schema';
+import { lockRunDir } from '../../run/lock';
 import { composeRun } from '../../run/compose';
 import { CallStore } from '../../5-records/call-store';
 import { Tokens } from '../../run/tokens';
@@ -29,6 +31,17 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   const slot = opts.engine !== undefined && opts.engine !== slotName(config.engine) ? opts.engine : config.engine;
   const name = opts.name ?? `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
+  // One process a run folder: a second `serve --name` of the same name is refused.
+  const lock = await lockRunDir(runDir, 'serve', io.out);
+  try {
+    await serveLocked(opts, io, { config, slot, name, runDir });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function serveLocked(opts: ServeOptions, io: { out: (s: string) => void; signal?: AbortSignal }, r: { config: ResolvedConfig; slot: SlotRef; name: string; runDir: string }): Promise<void> {
+  const { config, slot, name, runDir } = r;
   // A server restarted with the same --name gets session ids no earlier one used: it never
   // appends into their files (call indices would repeat and inspect would merge two servers).
   const start = await countStart(runDir, 'serves');
