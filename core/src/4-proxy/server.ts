@@ -145,8 +145,17 @@ export class ServingProxy {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.sessions.all().map((s) => this.sessions.close(s.rolloutId)));
-    await this.o.store.closeAll();
+    try {
+      await Promise.all(this.sessions.all().map((s) => this.sessions.close(s.rolloutId)));
+      await this.o.store.closeAll();
+    } finally {
+      // Listeners closed even when the records cannot be flushed (a full or read-only disk):
+      // an open one would keep the process alive after the command failed.
+      await this.closeServers();
+    }
+  }
+
+  private async closeServers(): Promise<void> {
     await Promise.all([this.server, ...this.unixServers].map((server) => new Promise<void>((resolve) => {
       if (!server) { resolve(); return; }
       server.close(() => resolve());

@@ -237,9 +237,21 @@ export function runCli(argv: string[] = process.argv.slice(2)): void {
     });
   }
   main(argv).then(
-    (code) => { process.exitCode = code; },
-    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; },
+    (code) => { process.exitCode = code; if (code !== ExitCode.OK) exitSoon(); },
+    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; exitSoon(); },
   );
+}
+
+/**
+ * A command that failed has cleaned up what it could; if something it started is still open
+ * (a server, a child, a file being written to a full disk) 10 s later, the process exits anyway,
+ * saying so: a failed command never hangs.
+ */
+function exitSoon(): void {
+  setTimeout(() => {
+    process.stderr.write(`clawgym: still busy 10 s after the command failed (${process.getActiveResourcesInfo().join(', ')}); exiting\n`);
+    process.exit(process.exitCode ?? ExitCode.FAILURE);
+  }, 10_000).unref();
 }
 
 // `node core/dist/cli/main.js` (the `clawgym` npm script) runs the CLI like the bin does.
