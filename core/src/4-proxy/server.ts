@@ -53,6 +53,8 @@ export interface ProxyOptions {
 /** What closing a session tells the runner. */
 export interface ClosedSession {
   calls: number;
+  /** Calls answered as a success: each was recorded first (a call that could not be recorded is answered with an error). */
+  answered?: number;
   infraFailure?: string;
   refused?: string;
   /**
@@ -200,7 +202,7 @@ export class ServingProxy {
     const last = s?.lastMain;
     if (s) s.lastMain = undefined; // returned once; the session holds no history after it closed
     return {
-      calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}),
+      calls: s?.nextCall ?? 0, answered: s?.answered ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}),
       ...(last ? { conversation: [...last.messages, last.reply] } : {}),
     };
   }

@@ -38,8 +38,13 @@ function actualCode(err: NodeJS.ErrnoException, runDir: string): string {
 export function runDirWriteError(err: unknown, runDir: string, resume = 'clawgym run --resume'): unknown {
   if (!isWriteFailure(err)) return err;
   const cause = CAUSES[actualCode(err, runDir)]!;
-  const path = err.path ?? runDir;
-  return new ClawGymError(ErrorCodes.RUN_DIR_UNWRITABLE, `cannot write ${path} (${actualCode(err, runDir)}: ${cause.what}); stopped with the state of the last finished step kept in ${runDir}`, {
+  return new ClawGymError(ErrorCodes.RUN_DIR_UNWRITABLE, `${describeWriteFailure(err, runDir)}; stopped with the state of the last finished step kept in ${runDir}`, {
     cause: err, hint: `${cause.fix}, then \`${resume}\` continues from there`,
   });
+}
+
+/** "cannot write <path> (<code>: <cause>)" for a write refused in `runDir`. */
+export function describeWriteFailure(err: NodeJS.ErrnoException, runDir: string): string {
+  const code = actualCode(err, runDir);
+  return `cannot write ${err.path ?? runDir} (${code}: ${CAUSES[code]?.what ?? err.message})`;
 }

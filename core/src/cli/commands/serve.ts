@@ -9,6 +9,8 @@ import { Tokens } from '../../run/tokens';
 import { titoSummary } from '../../5-records/tito-stats';
 import { untilStopped } from '../interrupt';
 import { countStart } from '../../util/starts';
+import { describeWriteFailure, isWriteFailure } from '../../util/write-failure';
+import { messageOf } from '../../errors';
 
 export interface ServeOptions {
   config?: string;
@@ -55,6 +57,12 @@ async function serveLocked(opts: ServeOptions, io: { out: (s: string) => void; s
   const proxy = s.container.resolve(Tokens.Proxy);
   const store = s.container.resolve(Tokens.CallStore);
   const engine = s.engine!;
+  // A call that cannot be recorded is answered with an error; say why, once, where the user looks.
+  let warned = false;
+  if (store instanceof CallStore) store.onWriteFailure((err) => {
+    if (!warned) io.out(`warning: ${describeWriteFailure(err, runDir)}; calls that cannot be recorded are answered with an error\n`);
+    warned = true;
+  });
   const root = await proxy.start();
   const count = Math.max(1, Number(opts.sessions ?? 1));
   const lines = [`ClawGym serving proxy on ${root} (engine: ${engine.name}, template: ${engine.chatTemplate.name})`, `records: ${join(runDir, 'calls')}`, ''];
@@ -74,8 +82,9 @@ async function serveLocked(opts: ServeOptions, io: { out: (s: string) => void; s
   const stopped = untilStopped(io);
   io.out(`${lines.join('\n')}Press Ctrl-C to stop.\n`);
   await stopped;
-  for (const id of ids) await proxy.closeSession(id);
-  await proxy.stop();
+  let answered = 0;
+  for (const id of ids) answered += (await proxy.closeSession(id).catch(() => undefined))?.answered ?? 0;
+  await proxy.stop().catch((err: unknown) => io.out(`warning: ${isWriteFailure(err) ? describeWriteFailure(err, runDir) : messageOf(err)}\n`));
   await s.dispose();
   // Heads only (no prompt ids), a line at a time: sessions of any size are summed up.
   const records = [];
@@ -84,5 +93,6 @@ async function serveLocked(opts: ServeOptions, io: { out: (s: string) => void; s
     if (store instanceof CallStore) for await (const h of store.heads(id)) records.push({ ...h, outputIds: [], outputLogprobs: [] });
     else records.push(...await store.read(id));
   }
-  io.out(`\nstopped. ${titoSummary(records)}\n`);
+  // Answered and recorded differ only where records could not be written (those calls got an error).
+  io.out(`\nstopped. ${titoSummary(records)}\n${answered} calls answered, ${records.length} recorded${answered > records.length ? ` (${answered - records.length} records lost: ${runDir} was removed or could not be written)` : ''}\n`);
 }
