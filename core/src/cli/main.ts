@@ -168,7 +168,8 @@ function runFolderCommands(program: Command, command: CommandMaker, io: CliIo): 
 function machineCommands(command: CommandMaker, io: CliIo): void {
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')
-    .action(async (opts: { config?: string; run?: string }) => gc(opts, io));
+    .option('--all', 'every project\'s leftovers on this machine, not only this project\'s')
+    .action(async (opts: { config?: string; run?: string; all?: boolean }) => gc(opts, io));
 
   command('doctor', 'check this machine for what the config needs: installed, missing, and the command that installs it')
     .option('--json', 'print JSON instead of a table')
