@@ -52,8 +52,8 @@ async function isFresh(dir: string): Promise<boolean> {
 
 /**
  * Remove the sandboxes under `root` (of `runId`, or of every run) whose owner is dead, and stray
- * marked processes. With `project`, only that project's: another project's dead run of the same
- * name, and processes whose folder is gone (their project unknown), are left alone.
+ * marked processes. With `project`, another project's sandboxes (a dead run of the same name
+ * included) are left alone; those that name no project (made through the library) are swept.
  */
 export async function sweepSandboxes(root: string, runId?: string, project?: string): Promise<SweepReport> {
   const removed: string[] = [];
@@ -64,7 +64,7 @@ export async function sweepSandboxes(root: string, runId?: string, project?: str
     for (const rollout of await readdir(runDir).catch(() => [] as string[])) {
       const dir = join(runDir, rollout);
       const owner = await readOwnerFile<OwnerFile>(join(dir, 'owner.json'));
-      if (project !== undefined && owner?.project !== project) { live.add(dir); continue; }
+      if (project !== undefined && owner?.project !== undefined && owner.project !== project) { live.add(dir); continue; }
       if (owner ? ownerAlive(owner) : await isFresh(dir)) { live.add(dir); continue; }
       await removeSandbox(dir, owner?.cgroups ?? [], removed);
       removed.push(dir);
@@ -73,7 +73,7 @@ export async function sweepSandboxes(root: string, runId?: string, project?: str
   }
   // Processes labelled with a sandbox folder that is gone (or whose owner is dead).
   const scope = runId !== undefined ? join(root, runId) + '/' : root + '/';
-  const strays = project !== undefined ? [] : await killMarked((v) => v.startsWith(scope) && !live.has(v));
+  const strays = await killMarked((v) => v.startsWith(scope) && !live.has(v));
   for (const pid of strays) removed.push(`process ${pid}`);
   return { removed: [...new Set(removed)] };
 }

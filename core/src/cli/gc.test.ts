@@ -26,7 +26,7 @@ describe('clawgym gc keeps to its project', () => {
   const dirs: string[] = [];
   afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
-  it('leaves another project\'s dead run (same run name) alone; that project\'s gc, or --all, removes it', async () => {
+  it('leaves another project\'s dead run (same run name) alone; that project\'s own gc removes it', async () => {
     const root = mkdtempSync(join(tmpdir(), 'clawgym-gc-root-'));
     dirs.push(root);
     const project = (name: string) => {

@@ -15,7 +15,7 @@ export async function sweepHost(host: DockerHost, runId: string | undefined, rem
   // Only what a dead runner left, of this project when one is named.
   const keep = (label: string | undefined) => {
     const owner = parseOwner<{ project?: string }>(label);
-    return ownerAlive(owner ?? {}) || (project !== undefined && owner?.project !== project);
+    return ownerAlive(owner ?? {}) || (project !== undefined && owner?.project !== undefined && owner.project !== project);
   };
   const label = runId === undefined ? LABEL_RUN : `${LABEL_RUN}=${runId}`;
   let containers: Docker.ContainerInfo[];
@@ -53,7 +53,7 @@ export async function sweepFolders(tmpDir: string, runId: string | undefined, re
     const marker = await readOwnerFile<{ runId?: string; project?: string }>(join(dir, MARKER));
     if (!marker) continue;
     if (runId !== undefined && marker.runId !== runId) continue;
-    if (project !== undefined && marker.project !== project) continue;
+    if (project !== undefined && marker.project !== undefined && marker.project !== project) continue;
     if (ownerAlive(marker)) continue;
     await removeTree(dir);
     removed.push(`dir ${dir}`);
