@@ -53,8 +53,6 @@ export interface ProxyOptions {
 /** What closing a session tells the runner. */
 export interface ClosedSession {
   calls: number;
-  /** Calls answered as a success: each was recorded first (a call that could not be recorded is answered with an error). */
-  answered?: number;
   infraFailure?: string;
   refused?: string;
   /**
@@ -202,9 +200,14 @@ export class ServingProxy {
     const last = s?.lastMain;
     if (s) s.lastMain = undefined; // returned once; the session holds no history after it closed
     return {
-      calls: s?.nextCall ?? 0, answered: s?.answered ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}),
+      calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}),
       ...(last ? { conversation: [...last.messages, last.reply] } : {}),
     };
+  }
+
+  /** Calls of a session answered as a success, each recorded first (a call that could not be recorded is answered with an error). */
+  answeredCalls(rolloutId: string): number {
+    return this.sessions.get(rolloutId)?.answered ?? 0;
   }
 
   /** The system prompt and tools of a session's first main call (what a harness fingerprint is taken from), once it made one. */

@@ -83,7 +83,10 @@ async function serveLocked(opts: ServeOptions, io: { out: (s: string) => void; s
   io.out(`${lines.join('\n')}Press Ctrl-C to stop.\n`);
   await stopped;
   let answered = 0;
-  for (const id of ids) answered += (await proxy.closeSession(id).catch(() => undefined))?.answered ?? 0;
+  for (const id of ids) {
+    await proxy.closeSession(id).catch(() => undefined);
+    answered += proxy.answeredCalls(id);
+  }
   await proxy.stop().catch((err: unknown) => io.out(`warning: ${isWriteFailure(err) ? describeWriteFailure(err, runDir) : messageOf(err)}\n`));
   await s.dispose();
   // Heads only (no prompt ids), a line at a time: sessions of any size are summed up.
