@@ -9,7 +9,11 @@
 //   misclassified   rollouts with the wrong outcome, client mistakes answered with the wrong status
 //   escapes         escape attempts from a sandbox that got through (bubblewrap local sandbox;
 //                   the unisolated fallback must be refused)
-//   gc_live_removed things of a live run that `clawgym gc` removed
+//   gc_live_removed things of a live run (or of another project) that `clawgym gc` removed
+//   lock_violations two processes that both wrote one run folder (or a refusal that did not come)
+//   hangs           a process still running 10 s after its run folder failed (or its stop was asked)
+//   unrecorded_answers calls answered as a success whose record could not be written
+//   orphans         children of the Node < 22 launcher still running after it died or stopped
 //
 // Everything runs against the built packages: `clawgym serve` and `clawgym run` as real child
 // processes (so kill -9 is real), the RolloutRunner with real harness processes in sandboxes.
@@ -24,7 +28,7 @@ const { startScriptedProxy, openEscapeLab, ESCAPES } = require('../../core/dist/
 
 const repo = resolve(__dirname, '..', '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
-const totals = { cases: 0, crashes: 0, server_errors: 0, lost_records: 0, misclassified: 0, escapes: 0, gc_live_removed: 0 };
+const totals = { cases: 0, crashes: 0, server_errors: 0, lost_records: 0, misclassified: 0, escapes: 0, gc_live_removed: 0, lock_violations: 0, hangs: 0, unrecorded_answers: 0, orphans: 0 };
 const made = [];
 
 /** The proxy on a Unix socket in a temp folder of its own (removed at the end with the rest). */
@@ -148,7 +152,7 @@ async function proxyCases() {
       c.write(`POST /s/${s1.id}${f.path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${s1.key}\r\ncontent-type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`);
     });
     await sent('huge max_tokens (capped)', s1, format, f.body({ [maxName[format]]: 1e9 }), 200);
-    for (const bad of [{ top_p: 0 }, { top_p: 1.5 }, { temperature: -1 }, { [maxName[format]]: -5 }]) await sent(`invalid sampling ${JSON.stringify(bad)}`, s1, format, f.body(bad), 400);
+    for (const bad of [{ top_p: 0 }, { top_p: 1.5 }, { temperature: -1 }, { temperature: 1e308 }, { [maxName[format]]: -5 }]) await sent(`invalid sampling ${JSON.stringify(bad)}`, s1, format, f.body(bad), 400);
     await sent('tool schema nested 200k deep', s1, format, null, 400, { raw: JSON.stringify(f.body()).replace(/}$/, `,"tools":[{"type":"function","name":"t","input_schema":${deep(200_000)},"parameters":${deep(200_000)}}]}`) });
     for (const size of [130 * 1024, 1024 * 1024, 10 * 1024 * 1024]) await sent(`tool result of ${size} bytes`, s1, format, f.body(toolResult[format]('abcdefghij\n'.repeat(Math.ceil(size / 11)).slice(0, size))), 200);
     // Keys: wrong, missing, another session's.
@@ -433,6 +437,8 @@ async function killRunAt(point) {
     await docker();
     log('run: kill -9 at a rollout, an update and an evaluation, then --resume');
     for (const point of ['rollout', 'update', 'evaluation']) await killRunAt(point);
+    const owned = require('./ownership')({ project, tally, log, runConfig: RUN_CONFIG });
+    for (const part of ['lock', 'launcher', 'unwritable', 'unrecorded', 'gcOtherProject']) await owned[part]();
   } finally {
     clearTimeout(deadline);
     for (const d of made) rmSync(d, { recursive: true, force: true });

@@ -15,15 +15,47 @@ if (major < 22) {
     process.stderr.write(`error: ClawGym needs Node 22 or 24 (this is Node ${process.versions.node}).\n  hint: run \`npm install\` in the project (@clawgym/core depends on npm's node@24 package, which puts Node 24 into node_modules), or install Node 24 (for example \`npm install node@24\` and put node_modules/node/bin on PATH)\n`);
     process.exit(2);
   }
-  const { spawn } = require('node:child_process');
-  const child = spawn(node24, [__filename, ...process.argv.slice(2)], { stdio: 'inherit' });
-  // Ctrl-C reaches the child from the terminal itself; other signals are passed on.
-  process.on('SIGINT', () => {});
-  for (const s of ['SIGTERM', 'SIGHUP']) process.on(s, () => child.kill(s));
-  child.on('exit', (code, signal) => {
-    if (signal) { process.removeAllListeners(signal); process.kill(process.pid, signal); }
-    process.exit(code ?? 1);
-  });
+  handOver(node24);
   return;
 }
+watchLauncher();
 require('../dist/cli/main.js').runCli(process.argv.slice(2));
+
+/**
+ * Run this command on `node24` as a child that behaves as this process would. The child has a
+ * process group of its own, so a terminal's Ctrl-C reaches it once, through here, like a signal
+ * any other program sends this PID; and an IPC channel, which closes when this process dies
+ * however it dies (kill -9 included), so the child stops too instead of running on under init.
+ */
+function handOver(node24) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(node24, [__filename, ...process.argv.slice(2)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    detached: true,
+    env: { ...process.env, CLAWGYM_LAUNCHER: String(process.pid) },
+  });
+  child.channel?.unref();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2', 'SIGWINCH'];
+  const forward = (s) => { try { child.kill(s); } catch { /* already gone */ } };
+  for (const s of signals) process.on(s, forward);
+  child.on('exit', (code, signal) => {
+    for (const s of signals) process.removeListener(s, forward);
+    if (signal) process.kill(process.pid, signal);
+    process.exit(code ?? 1);
+  });
+}
+
+/**
+ * In the child of the launcher above: when the launcher is gone (its channel closed), stop as on
+ * SIGTERM — harnesses killed, sandboxes removed, records flushed — and exit within 10 s regardless.
+ */
+function watchLauncher() {
+  if (!process.env.CLAWGYM_LAUNCHER || !process.channel) return;
+  delete process.env.CLAWGYM_LAUNCHER;
+  process.on('disconnect', () => {
+    setTimeout(() => process.exit(129), 10_000).unref();
+    process.kill(process.pid, 'SIGTERM');
+  });
+  // The channel must not keep a finished command alive (a listener for 'disconnect' refs it).
+  process.channel.unref();
+}

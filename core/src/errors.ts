@@ -81,6 +81,10 @@ export const ErrorCodes = {
   WORKSPACE_UNREADABLE: 'CLAWGYM_WORKSPACE_UNREADABLE',
   /** The trainer publishes weights the configured engine cannot load (a `tinker://` path handed to vLLM or SGLang). */
   WEIGHTS_UNREACHABLE: 'CLAWGYM_WEIGHTS_UNREACHABLE',
+  /** Another live process (run, eval, sft, serve) holds the run folder's lock. */
+  RUN_LOCKED: 'CLAWGYM_RUN_LOCKED',
+  /** The run folder cannot be written (disk full, read-only, no permission, removed). */
+  RUN_DIR_UNWRITABLE: 'CLAWGYM_RUN_DIR_UNWRITABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -134,10 +134,10 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
       return createLocalSandbox(spec, m, root, track, poolFor(m));
     },
 
-    async sweep(runId) {
+    async sweep(runId, scope) {
       if (runId !== undefined) checkId('runId', runId);
       await settled(); // this process's own removals are not leftovers
-      return sweepSandboxes(root, runId) satisfies Promise<SweepReport>;
+      return sweepSandboxes(root, runId, scope?.project) satisfies Promise<SweepReport>;
     },
   };
 }

@@ -39,6 +39,7 @@ export type Background = (removal: Promise<unknown>) => void;
 /** What a slot is made for: everything of a spec that is fixed once its holder runs. */
 export interface SlotShape {
   runId: string;
+  project?: string;
   /** Where the workspace is bound inside (the spec's `workspacePath`, else {@link SANDBOX_WORKSPACE}). */
   workspacePath: string;
   socketPath?: string;
@@ -59,7 +60,7 @@ export interface Slot {
 
 export function shapeOf(spec: SandboxSpec): SlotShape {
   return {
-    runId: spec.runId, workspacePath: spec.workspacePath ?? SANDBOX_WORKSPACE, socketPath: spec.modelEndpoint.socketPath,
+    runId: spec.runId, ...(spec.project ? { project: spec.project } : {}), workspacePath: spec.workspacePath ?? SANDBOX_WORKSPACE, socketPath: spec.modelEndpoint.socketPath,
     readOnlyPaths: spec.readOnlyPaths ?? [], controllers: controllersFor(spec.limits),
   };
 }
@@ -107,7 +108,7 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
   const home = join(dir, 'home');
   const cgName = `clawgym-${`${shape.runId}-${name}`.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)}-${randomBytes(3).toString('hex')}`;
   const owner: OwnerFile = {
-    pid: process.pid, pidStart: startTimeOf(process.pid), host: hostname(), runId: shape.runId, rolloutId: name,
+    pid: process.pid, pidStart: startTimeOf(process.pid), host: hostname(), runId: shape.runId, ...(shape.project ? { project: shape.project } : {}), rolloutId: name,
     created: new Date().toISOString(), mode: m.mode,
     cgroups: shape.controllers.filter((c) => m.cgroups[c]).map((c) => join(m.cgroups[c]!.parent, cgName)).filter((v, i, a) => a.indexOf(v) === i),
   };

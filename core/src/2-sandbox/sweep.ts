@@ -14,6 +14,8 @@ import { ownerAlive, readOwnerFile, type OwnerStamp } from './owner';
 /** `owner.json` in a sandbox's folder. */
 export interface OwnerFile extends OwnerStamp {
   runId: string;
+  /** The project folder of the run that made it (absent: made by an older ClawGym). */
+  project?: string;
   rolloutId: string;
   created: string;
   mode: 'bubblewrap' | 'fallback';
@@ -48,8 +50,12 @@ async function isFresh(dir: string): Promise<boolean> {
   return st !== undefined && Date.now() - st.mtimeMs < 60_000;
 }
 
-/** Remove the sandboxes under `root` (of `runId`, or of every run) whose owner is dead, and stray marked processes. */
-export async function sweepSandboxes(root: string, runId?: string): Promise<SweepReport> {
+/**
+ * Remove the sandboxes under `root` (of `runId`, or of every run) whose owner is dead, and stray
+ * marked processes. With `project`, another project's sandboxes (a dead run of the same name
+ * included) are left alone; those that name no project (made through the library) are swept.
+ */
+export async function sweepSandboxes(root: string, runId?: string, project?: string): Promise<SweepReport> {
   const removed: string[] = [];
   const runs = runId !== undefined ? [runId] : await readdir(root).catch(() => [] as string[]);
   const live = new Set<string>();
@@ -58,6 +64,7 @@ export async function sweepSandboxes(root: string, runId?: string): Promise<Swee
     for (const rollout of await readdir(runDir).catch(() => [] as string[])) {
       const dir = join(runDir, rollout);
       const owner = await readOwnerFile<OwnerFile>(join(dir, 'owner.json'));
+      if (project !== undefined && owner?.project !== undefined && owner.project !== project) { live.add(dir); continue; }
       if (owner ? ownerAlive(owner) : await isFresh(dir)) { live.add(dir); continue; }
       await removeSandbox(dir, owner?.cgroups ?? [], removed);
       removed.push(dir);

@@ -195,6 +195,7 @@ async function finishCall(s: CallSettings, session: SessionState, adapter: WireA
   prepared.commit({ callIndex, outputIds: g.outputIds, finishReason: g.stoppedOnToken ? 'stop' : 'length', reply });
   if (!isSideCall(role)) session.lastMain = { messages: parsed.conversation.messages, reply };
   const final = { message: reply, finishReason, promptTokens: prepared.promptIds.length, outputTokens: g.outputIds.length };
+  session.answered++;
   if (responder) { responder.end(final); res.end(); }
   else sendJson(res, 200, adapter.json(final, call.meta));
 }

@@ -32,7 +32,9 @@ describe('sampling values', () => {
       [{ top_p: 0 }, 'top_p must be in (0, 1], got 0'],
       [{ top_p: -0.5 }, 'top_p must be in (0, 1], got -0.5'],
       [{ top_p: 1.5 }, 'top_p must be in (0, 1], got 1.5'],
-      [{ temperature: -1 }, 'temperature must be at least 0, got -1'],
+      [{ temperature: -1 }, `temperature must be from 0 to ${format === 'anthropic' ? 1 : 2}, got -1`],
+      [{ temperature: 1e308 }, `temperature must be from 0 to ${format === 'anthropic' ? 1 : 2}, got 1e+308`],
+      [{ temperature: 2.5 }, `temperature must be from 0 to ${format === 'anthropic' ? 1 : 2}, got 2.5`],
       [{ [maxName]: 0 }, format === 'anthropic' ? 'max_tokens: field required (a positive integer)' : `${maxName} must be a whole number of at least 1, got 0`],
       [{ [maxName]: -5 }, format === 'anthropic' ? 'max_tokens: field required (a positive integer)' : `${maxName} must be a whole number of at least 1, got -5`],
       [{ [maxName]: 2.5 }, `${maxName} must be a whole number of at least 1, got 2.5`],
@@ -47,10 +49,11 @@ describe('sampling values', () => {
         }
       });
     }
-    it(`${format}: the edges of the valid range are answered (top_p 1, temperature 0, ${maxName} 1)`, async () => {
+    it(`${format}: the edges of the valid range are answered (top_p 1, temperature 0 and its highest, ${maxName} 1)`, async () => {
       const r = await post(format, { top_p: 1, temperature: 0, [maxName]: 1 });
       expect(r.status).toBe(200);
       expect(r.records).toHaveLength(1);
+      expect((await post(format, { temperature: format === 'anthropic' ? 1 : 2 })).status).toBe(200);
     });
   }
 });

@@ -145,8 +145,17 @@ export class ServingProxy {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.sessions.all().map((s) => this.sessions.close(s.rolloutId)));
-    await this.o.store.closeAll();
+    try {
+      await Promise.all(this.sessions.all().map((s) => this.sessions.close(s.rolloutId)));
+      await this.o.store.closeAll();
+    } finally {
+      // Listeners closed even when the records cannot be flushed (a full or read-only disk):
+      // an open one would keep the process alive after the command failed.
+      await this.closeServers();
+    }
+  }
+
+  private async closeServers(): Promise<void> {
     await Promise.all([this.server, ...this.unixServers].map((server) => new Promise<void>((resolve) => {
       if (!server) { resolve(); return; }
       server.close(() => resolve());
@@ -194,6 +203,11 @@ export class ServingProxy {
       calls: s?.nextCall ?? 0, infraFailure: s?.infraFailure, ...(s?.refused ? { refused: s.refused } : {}),
       ...(last ? { conversation: [...last.messages, last.reply] } : {}),
     };
+  }
+
+  /** Calls of a session answered as a success, each recorded first (a call that could not be recorded is answered with an error). */
+  answeredCalls(rolloutId: string): number {
+    return this.sessions.get(rolloutId)?.answered ?? 0;
   }
 
   /** The system prompt and tools of a session's first main call (what a harness fingerprint is taken from), once it made one. */

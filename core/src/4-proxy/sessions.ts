@@ -22,6 +22,8 @@ export interface SessionState {
   /** The previous request's messages, their tool-call arguments checked (see checkArgumentsDepth). */
   checked: readonly CanonicalMessage[];
   nextCall: number;
+  /** Calls answered as a success (each after its record was written). */
+  answered: number;
   /**
    * When the harness first asked for a completion (key accepted, generation route), whatever
    * became of the request: the runner's start-up limit asks whether the harness got this far.
@@ -77,7 +79,7 @@ export class Sessions {
     if (this.byId.has(rolloutId)) throw new ClawGymError(ErrorCodes.SESSION_EXISTS, `a session for rollout "${rolloutId}" already exists`, { hint: 'each rollout (and each retry of one) needs its own id' });
     const state: SessionState = {
       rolloutId, key: `cg-${randomBytes(24).toString('base64url')}`, ledger: new TitoLedger(this.template), json: new RequestJson(this.shared), parsed: new ParseMemo(), checked: [],
-      nextCall: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(), lineages: new LineageTracker(),
+      nextCall: 0, answered: 0, closed: false, consecutiveFailures: 0, inFlight: new Set(), classify, logged: new Set(), lineages: new LineageTracker(),
     };
     this.byId.set(rolloutId, state);
     return state;

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
-import { existsSync, writeSync } from 'node:fs';
+import { existsSync, fstatSync, writeSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { ModelCallRecord, RecordStore } from '../contracts/records';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { ServiceTokens } from '../6-rollout/tokens';
+import { isWriteFailure } from '../util/write-failure';
 import { floatsText, idsBase64, idsText } from './record-codec';
 import { decodeFile, headsOfFile, type CallHead } from './record-decode';
 
@@ -92,6 +93,32 @@ interface FileState { handle: Promise<FileHandle>; tail: Promise<void>; open?: F
 @injectable()
 export class CallStore implements RecordStore {
   private readonly files = new Map<string, FileState>();
+  private readonly listeners: ((err: NodeJS.ErrnoException) => void)[] = [];
+  /** The first write this store could not make (its folder full, read-only, not ours or removed). */
+  failure?: NodeJS.ErrnoException;
+
+  /** Call `listener` on each write this store cannot make (a run stops on the first). */
+  onWriteFailure(listener: (err: NodeJS.ErrnoException) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private failed(err: unknown): unknown {
+    if (isWriteFailure(err)) {
+      this.failure ??= err;
+      for (const l of this.listeners) l(err);
+    }
+    return err;
+  }
+
+  /**
+   * A record written into a file that was removed meanwhile (its folder deleted under a running
+   * server) is written nowhere: a failure, so that the call is not answered as if recorded.
+   */
+  private checkLinked(fd: number, rolloutId: string): void {
+    if (fstatSync(fd).nlink > 0) return;
+    const path = this.path(rolloutId);
+    throw Object.assign(new Error(`ENOENT: the records file was removed while it was written, ${path}`), { code: 'ENOENT', path, syscall: 'write' });
+  }
 
   /** In the run container the folder is the scope's `Tokens.CallsDir`. */
   constructor(@inject(ServiceTokens.CallsDir) readonly dir: string) {}
@@ -134,11 +161,12 @@ export class CallStore implements RecordStore {
         const line = smallLine(pieces);
         if (!Array.isArray(line)) {
           for (let at = 0; at < line.length;) at += writeSync(f.open.fd, line, at, line.length - at);
+          this.checkLinked(f.open.fd, record.rolloutId);
           return Promise.resolve();
         }
         taken = line;
       } catch (err) {
-        return Promise.reject(err);
+        return Promise.reject(this.failed(err));
       }
     }
     f.pending++;
@@ -146,7 +174,8 @@ export class CallStore implements RecordStore {
       const h = await f.handle;
       for (const piece of taken) await h.write(piece);
       for (const piece of pieces) await h.write(piece);
-    });
+      this.checkLinked(h.fd, record.rolloutId);
+    }).catch((err: unknown) => { throw this.failed(err); });
     f.tail = done.catch(() => undefined).finally(() => { f.pending--; });
     return done;
   }

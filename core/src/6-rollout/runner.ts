@@ -55,6 +55,8 @@ export const DEFAULT_STARTUP_TIMEOUT_MS = 300_000;
 
 export interface RunnerOptions {
   runId: string;
+  /** The run's project folder: its sandboxes carry it, and the start-up sweep keeps to it. */
+  project?: string;
   proxy: ServingProxy;
   /** The proxy's Unix socket, bound into each sandbox. */
   socketPath: string;
@@ -112,7 +114,7 @@ export class RolloutRunner {
 
   /** Remove what an earlier, killed incarnation of this run left (processes, mounts, containers, dirs). */
   async sweepOrphans(): Promise<string[]> {
-    return (await this.o.sandboxes.sweep(this.o.runId)).removed;
+    return (await this.o.sandboxes.sweep(this.o.runId, this.o.project === undefined ? undefined : { project: this.o.project })).removed;
   }
 
   /** Run `jobs`; `onProgress` hears this batch's events besides the runner's own listener. */
@@ -206,7 +208,7 @@ export class RolloutRunner {
     try {
       if (this.o.kernel) request = await this.o.kernel.hooks.beforeRollout.promise(request);
       sandbox = await this.o.sandboxes.create({
-        runId: this.o.runId, rolloutId: sessionId, limits: { ...this.o.limits, ...job.task.limits }, env: request.env,
+        runId: this.o.runId, ...(this.o.project ? { project: this.o.project } : {}), rolloutId: sessionId, limits: { ...this.o.limits, ...job.task.limits }, env: request.env,
         modelEndpoint: { socketPath: this.o.socketPath, url: session.baseUrl },
         environment: job.task.environment,
         ...(job.task.workspacePath !== undefined ? { workspacePath: job.task.workspacePath } : {}),

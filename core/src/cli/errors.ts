@@ -30,6 +30,8 @@ export function printError(err: unknown, write: (s: string) => void = (s) => pro
   if (isClawGymError(err)) {
     write(`clawgym: ${err.message}\n`);
     if (err.hint) write(`  hint: ${err.hint}\n`);
+    // The code, for scripts and supervisors that act on the kind of failure (docs/errors.md).
+    write(`  code: ${err.code}\n`);
     if (debug) write(`${stackChain(err)}\n`);
     else if (foreignCause(err)) write('  (set CLAWGYM_DEBUG=1 for the stack trace of the cause)\n');
     return;

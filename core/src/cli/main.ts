@@ -172,7 +172,8 @@ function runFolderCommands(program: Command, command: CommandMaker, io: CliIo): 
 function machineCommands(command: CommandMaker, io: CliIo): void {
   command('gc', 'remove what killed runs left behind: sandbox processes, cgroups, temp folders, containers')
     .option('--run <id>', 'only this run\'s leftovers')
-    .action(async (opts: { config?: string; run?: string }) => gc(opts, io));
+    .option('--all', 'every project\'s leftovers on this machine, not only this project\'s')
+    .action(async (opts: { config?: string; run?: string; all?: boolean }) => gc(opts, io));
 
   command('doctor', 'check this machine for what the config needs: installed, missing, and the command that installs it')
     .option('--json', 'print JSON instead of a table')
@@ -252,9 +253,21 @@ export function runCli(argv: string[] = process.argv.slice(2)): void {
     });
   }
   main(argv).then(
-    (code) => { process.exitCode = code; },
-    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; },
+    (code) => { process.exitCode = code; if (code !== ExitCode.OK) exitSoon(); },
+    (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; exitSoon(); },
   );
+}
+
+/**
+ * A command that failed has cleaned up what it could; if something it started is still open
+ * (a server, a child, a file being written to a full disk) 10 s later, the process exits anyway,
+ * saying so: a failed command never hangs.
+ */
+function exitSoon(): void {
+  setTimeout(() => {
+    process.stderr.write(`clawgym: still busy 10 s after the command failed (${process.getActiveResourcesInfo().join(', ')}); exiting\n`);
+    process.exit(process.exitCode ?? ExitCode.FAILURE);
+  }, 10_000).unref();
 }
 
 // `node core/dist/cli/main.js` (the `clawgym` npm script) runs the CLI like the bin does.

@@ -32,6 +32,11 @@ export interface TaskEnvironment {
 /** What to create. */
 export interface SandboxSpec {
   runId: string;
+  /**
+   * The project folder of the run (its config's folder): recorded with the sandbox, so that a
+   * sweep of one project's leftovers leaves another project's (same run name) alone.
+   */
+  project?: string;
   rolloutId: string;
   limits: SandboxLimits;
   /**
@@ -166,8 +171,11 @@ export interface SandboxProvider {
    * then checks harness CLIs inside one of its sandboxes instead of on this machine.
    */
   systemOf?(): string | undefined;
-  /** Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all. */
-  sweep(runId?: string): Promise<SweepReport>;
+  /**
+   * Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all;
+   * with `scope.project`, only those of that project.
+   */
+  sweep(runId?: string, scope?: { project?: string }): Promise<SweepReport>;
   /**
    * Release what the provider keeps between sandboxes (Docker's warm pool of started
    * containers). Safe at any time: later `create` calls start afresh. Called when a run,

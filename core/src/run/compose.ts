@@ -155,7 +155,7 @@ export async function composeRun(o: ComposeOptions): Promise<RunServices> {
   }));
   byDefault(c, Tokens.Runner, () => c.register(Tokens.Runner, {
     useFactory: instancePerContainerCachingFactory((s) => new RolloutRunner({
-      runId: s.resolve(Tokens.RunId), proxy: s.resolve(Tokens.Proxy), socketPath: s.resolve(Tokens.ProxySocket),
+      runId: s.resolve(Tokens.RunId), project: config.rootDir, proxy: s.resolve(Tokens.Proxy), socketPath: s.resolve(Tokens.ProxySocket),
       sandboxes: s.resolve(Tokens.Sandboxes), kernel, concurrency: config.run.concurrency,
       timeoutMs: config.run.rolloutTimeoutMs, startupTimeoutMs: config.run.startupTimeoutMs, infraRetries: config.run.infraRetries,
       // The run's live display follows the run's own rollouts; a scope's caller listens to its own.

@@ -20,6 +20,10 @@ import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
 import { FingerprintWatch } from '../3-harness/fingerprint/watch';
+import { lockRunDir } from './lock';
+import { runDirWriteError } from '../util/write-failure';
+import { CallStore } from '../5-records/call-store';
+import type { RecordStore } from '../contracts/records';
 
 /** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
 function frozenConfig(config: ResolvedConfig) {
@@ -84,15 +88,28 @@ export interface TrainOptions {
  * `resume` continues after the last finished step, with no step repeated and no record lost.
  */
 export async function train(o: TrainOptions): Promise<{ runDir: string; steps: number }> {
+  const runDir = resolve(o.config.rootDir, o.config.run.outDir, o.name ?? o.config.name);
+  // One process a run folder: a second `run` or a `--resume` beside a live run is refused here.
+  // eslint-disable-next-line no-console
+  const lock = await lockRunDir(runDir, o.resume ? 'run --resume' : 'run', (m) => (o.logger?.warn ?? console.warn)(m.trimEnd()));
+  try {
+    return await trainLocked(o, runDir);
+  } catch (err) {
+    // A run folder that cannot be written, named with the fix (anything else as it was).
+    throw runDirWriteError(err, runDir, `clawgym run --resume${o.name ? ` --name ${o.name}` : ''}`);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: string; steps: number }> {
   const { config } = o;
   const name = o.name ?? config.name;
-  const runDir = resolve(config.rootDir, config.run.outDir, name);
   const { state, evaluated } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });
   const { kernel } = s;
-  const engine = s.engine!;
-  const trainer = s.trainer!;
+  const [engine, trainer] = [s.engine!, s.trainer!];
   // eslint-disable-next-line no-console
   const logger = o.logger ?? { info: (m: string) => console.log(m), warn: (m: string) => console.warn(`warning: ${m}`) };
   const reporting = new Reporting(s.reporters, { runId: name, runDir }, logger);
@@ -101,10 +118,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   // A resume of a finished, evaluated run trains and evaluates nothing: no start line for it.
   const idle = state.state.step >= config.run.steps && evaluated.has(state.state.step);
   tapRunParts(kernel, { reporting, progress, fingerprints, startStep: state.state.step, idle, rolloutsPerStep: config.run.tasksPerStep * config.run.groupSize * s.harnesses.length });
-  const emit = async (event: MetricsEvent, text: string) => {
-    await reporting.emit(event);
-    o.onEvent?.(event, text);
-  };
+  const emit = async (event: MetricsEvent, text: string) => { await reporting.emit(event); o.onEvent?.(event, text); };
   const checkpoint = join(runDir, 'checkpoint');
   if (state.state.step > 0) await trainer.load(checkpoint);
   // Engines in other processes serve whatever they last loaded: the resumed (or initial) weights,
@@ -119,13 +133,16 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     await emit(done.event, done.text);
     evaluated.add(step);
   };
-
   const proxy = s.container.resolve(Tokens.Proxy);
   const runner = s.container.resolve(Tokens.Runner);
   const socketPath = s.container.resolve(Tokens.ProxySocket);
 
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses, records: proxy };
+  // A call record that cannot be written (the run folder full, read-only or removed) stops the
+  // step at once: its rollouts are not trained, and the state stays at the last finished step.
+  const unwritable = watchWrites(s.container.resolve(Tokens.CallStore), o.signal);
+  o = { ...o, signal: unwritable.signal };
   let asyncLoop: AsyncLoop | undefined;
   const infra = new InfraGuard(config.run.maxInfraSteps);
   try {
@@ -148,6 +165,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       const version = trainer.policyVersion();
       const outcome = asyncLoop ? await asyncLoop.step() : await runStep(services, step, attempt, o.signal);
       if (!outcome) { status = 'cancelled'; break; }
+      unwritable.check(); // a step with a call it could not record is not trained
       const tokens = progress.generated - tokensBefore;
       progress.update({ phase: 'update', tokensPerSec: tokens / Math.max(1e-3, outcome.rolloutSeconds) });
       // The checkpoint, then the state: a kill in between redoes nothing twice.
@@ -167,16 +185,43 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     }
     await asyncLoop?.stop(); // rollouts beyond the last step are not trained: cancel them
     asyncLoop = undefined;
+    unwritable.check();
     if (status === 'completed' && state.state.step === config.run.steps) await heldOut(state.state.step);
     if (o.signal?.aborted) status = 'cancelled';
+    unwritable.check();
   } catch (err) {
     status = 'failed';
-    throw err;
+    throw unwritable.failure() ?? err;
   } finally {
-    await asyncLoop?.stop();
-    await proxy.stop();
-    await kernel.hooks.runEnd.promise({ runId: name, status, steps: state.state.step }).catch(() => undefined);
-    await s.dispose();
+    // Each part closed even when another fails (a full disk fails several): nothing left open
+    // keeps the process alive after the command has failed.
+    await closeAll([
+      () => asyncLoop?.stop(), () => proxy.stop(),
+      () => kernel.hooks.runEnd.promise({ runId: name, status, steps: state.state.step }), () => s.dispose(),
+    ], status === 'failed');
   }
   return { runDir, steps: state.state.step };
+}
+
+/** A signal that aborts with `outer` or on the first write `store` cannot make; `check` throws that failure. */
+function watchWrites(store: RecordStore, outer?: AbortSignal) {
+  const controller = new AbortController();
+  let failure: NodeJS.ErrnoException | undefined;
+  if (store instanceof CallStore) store.onWriteFailure((err) => { failure ??= err; controller.abort(); });
+  if (outer?.aborted) controller.abort();
+  else outer?.addEventListener('abort', () => controller.abort(), { once: true });
+  return {
+    signal: controller.signal,
+    failure: () => failure,
+    check: () => { if (failure) throw failure; },
+  };
+}
+
+/** Run each of `parts` in order, every one even if others throw; the first error is thrown after (unless `quiet`, when the run failed already). */
+async function closeAll(parts: (() => unknown)[], quiet: boolean): Promise<void> {
+  let first: unknown;
+  for (const part of parts) {
+    try { await part(); } catch (err) { first ??= err; }
+  }
+  if (first !== undefined && !quiet) throw first;
 }

@@ -186,7 +186,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       const started = await this.poolFor(host, spec, socketPath, taskImage).take();
       try {
         // The marker now names the rollout the container serves (sweep and gc read it).
-        await writeOwnerFile(join(started.root, MARKER), { runId: spec.runId, rolloutId: spec.rolloutId });
+        await writeOwnerFile(join(started.root, MARKER), { runId: spec.runId, rolloutId: spec.rolloutId, ...(spec.project ? { project: spec.project } : {}) });
       } catch (err) {
         started.tunnel?.close();
         await this.dispose(started);
@@ -251,7 +251,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const workdir = spec.workspacePath ?? taskImage?.workdir ?? WORKSPACE;
     const root = await mkdtemp(join(this.tmpDir, `${DIR_PREFIX}${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 40)}-`));
     try {
-      const owner = ownerStamp();
+      // The project rides in the owner stamp (containers' and volumes' labels, the folder's marker): gc of one project leaves another's alone.
+      const owner = { ...ownerStamp(), ...(spec.project ? { project: spec.project } : {}) };
       await writeOwnerFile(join(root, MARKER), { runId: spec.runId }, owner);
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
@@ -346,11 +347,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     }
   }
 
-  async sweep(runId?: string): Promise<SweepReport> {
+  async sweep(runId?: string, scope?: { project?: string }): Promise<SweepReport> {
     await this.settled(); // this process's own removals are not leftovers
     const removed: string[] = [];
-    for (const host of this.hosts.list) await sweepHost(host, runId, removed, this.hosts.list.length > 1);
-    await sweepFolders(this.tmpDir, runId, removed);
+    for (const host of this.hosts.list) await sweepHost(host, runId, removed, this.hosts.list.length > 1, scope?.project);
+    await sweepFolders(this.tmpDir, runId, removed, scope?.project);
     return { removed };
   }
 }

@@ -7,6 +7,8 @@ import { composeRun } from '../../run/compose';
 import { formatTable } from './plugins';
 import { preflight } from '../../doctor/preflight';
 import { refuseAllInfraEval } from '../../run/infra-guard';
+import { lockRunDir } from '../../run/lock';
+import type { ResolvedConfig } from '../../config/schema';
 
 export interface EvalCliOptions {
   config?: string;
@@ -59,6 +61,17 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
     ...(opts.harness?.length ? { harnesses: opts.harness, run: { ...config.run, evalHarnesses: undefined } } : {}),
     ...(opts.suite?.length ? { tasks: opts.suite } : {}),
   }, 'eval', { skipEngine: own });
+  // One process a run folder: an evaluation into a folder another process writes is refused.
+  const lock = await lockRunDir(runDir, 'eval', io.err);
+  try {
+    await evalLocked(opts, io, { config, own, engineSlot, engineName, k, limit, split, name, runDir });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function evalLocked(opts: EvalCliOptions, io: { out: (s: string) => void; err: (s: string) => void }, r: { config: ResolvedConfig; own: boolean; engineSlot: SlotRef; engineName: string; k: number; limit: number; split: 'train' | 'test'; name: string; runDir: string }): Promise<void> {
+  const { config, own, engineSlot, engineName, k, limit, split, name, runDir } = r;
   const s = await composeRun({
     config: opts.concurrency ? { ...config, run: { ...config.run, concurrency: Number(opts.concurrency) } } : config,
     purpose: 'eval', name, runDir, engine: own ? false : engineSlot,

@@ -1,12 +1,16 @@
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
-import { slotName } from '../../kernel/create';
+import { slotName, type SlotRef } from '../../kernel/create';
+import type { ResolvedConfig } from '../../config/schema';
+import { lockRunDir } from '../../run/lock';
 import { composeRun } from '../../run/compose';
 import { CallStore } from '../../5-records/call-store';
 import { Tokens } from '../../run/tokens';
 import { titoSummary } from '../../5-records/tito-stats';
 import { untilStopped } from '../interrupt';
 import { countStart } from '../../util/starts';
+import { describeWriteFailure, isWriteFailure } from '../../util/write-failure';
+import { messageOf } from '../../errors';
 
 export interface ServeOptions {
   config?: string;
@@ -29,6 +33,17 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   const slot = opts.engine !== undefined && opts.engine !== slotName(config.engine) ? opts.engine : config.engine;
   const name = opts.name ?? `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
+  // One process a run folder: a second `serve --name` of the same name is refused.
+  const lock = await lockRunDir(runDir, 'serve', io.out);
+  try {
+    await serveLocked(opts, io, { config, slot, name, runDir });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function serveLocked(opts: ServeOptions, io: { out: (s: string) => void; signal?: AbortSignal }, r: { config: ResolvedConfig; slot: SlotRef; name: string; runDir: string }): Promise<void> {
+  const { config, slot, name, runDir } = r;
   // A server restarted with the same --name gets session ids no earlier one used: it never
   // appends into their files (call indices would repeat and inspect would merge two servers).
   const start = await countStart(runDir, 'serves');
@@ -42,6 +57,12 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   const proxy = s.container.resolve(Tokens.Proxy);
   const store = s.container.resolve(Tokens.CallStore);
   const engine = s.engine!;
+  // A call that cannot be recorded is answered with an error; say why, once, where the user looks.
+  let warned = false;
+  if (store instanceof CallStore) store.onWriteFailure((err) => {
+    if (!warned) io.out(`warning: ${describeWriteFailure(err, runDir)}; calls that cannot be recorded are answered with an error\n`);
+    warned = true;
+  });
   const root = await proxy.start();
   const count = Math.max(1, Number(opts.sessions ?? 1));
   const lines = [`ClawGym serving proxy on ${root} (engine: ${engine.name}, template: ${engine.chatTemplate.name})`, `records: ${join(runDir, 'calls')}`, ''];
@@ -61,8 +82,12 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
   const stopped = untilStopped(io);
   io.out(`${lines.join('\n')}Press Ctrl-C to stop.\n`);
   await stopped;
-  for (const id of ids) await proxy.closeSession(id);
-  await proxy.stop();
+  let answered = 0;
+  for (const id of ids) {
+    await proxy.closeSession(id).catch(() => undefined);
+    answered += proxy.answeredCalls(id);
+  }
+  await proxy.stop().catch((err: unknown) => io.out(`warning: ${isWriteFailure(err) ? describeWriteFailure(err, runDir) : messageOf(err)}\n`));
   await s.dispose();
   // Heads only (no prompt ids), a line at a time: sessions of any size are summed up.
   const records = [];
@@ -71,5 +96,6 @@ export async function serve(opts: ServeOptions, io: { out: (s: string) => void; 
     if (store instanceof CallStore) for await (const h of store.heads(id)) records.push({ ...h, outputIds: [], outputLogprobs: [] });
     else records.push(...await store.read(id));
   }
-  io.out(`\nstopped. ${titoSummary(records)}\n`);
+  // Answered and recorded differ only where records could not be written (those calls got an error).
+  io.out(`\nstopped. ${titoSummary(records)}\n${answered} calls answered, ${records.length} recorded${answered > records.length ? ` (${answered - records.length} records lost: ${runDir} was removed or could not be written)` : ''}\n`);
 }

@@ -4,6 +4,7 @@ import { wholeNumberFlag } from '../flags';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { sftRun } from '../../run/sft';
 import { preflight } from '../../doctor/preflight';
+import { lockRunDir } from '../../run/lock';
 
 export interface SftOptions {
   config?: string;
@@ -36,8 +37,14 @@ export async function sft(opts: SftOptions, io: { out: (s: string) => void; err:
   const stopAfter = Number(opts.stopAfter ?? steps);
   if (!Number.isInteger(stopAfter) || stopAfter < 1 || stopAfter > steps) throw new ClawGymError(ErrorCodes.USAGE, `--stop-after must be a whole number from 1 to --steps (${steps}), got ${JSON.stringify(String(opts.stopAfter))}`);
   await preflight(config, 'sft');
-  await sftRun({
-    config, name, runDir, demos, steps, batchSize, saveEvery, lr, stopAfter, out,
-    fresh: opts.fresh, reuseDemos: opts.reuseDemos, log: io.err, print: io.out,
-  });
+  // One process a run folder: a second sft (or a run) of the same name is refused.
+  const lock = await lockRunDir(runDir, 'sft', io.err);
+  try {
+    await sftRun({
+      config, name, runDir, demos, steps, batchSize, saveEvery, lr, stopAfter, out,
+      fresh: opts.fresh, reuseDemos: opts.reuseDemos, log: io.err, print: io.out,
+    });
+  } finally {
+    await lock.release();
+  }
 }
