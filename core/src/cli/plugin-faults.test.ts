@@ -43,7 +43,7 @@ describe('a hook tap that throws', () => {
     const err = await kernel.hooks.stepStart.promise({ step: 1 } as never).then(() => undefined, (e: unknown) => e);
     let plain = '';
     printError(err, (s) => { plain += s; });
-    expect(plain).toBe('clawgym: plugin "shaper" failed in hook "stepStart": shaping went wrong\n  (set CLAWGYM_DEBUG=1 for the stack trace of the cause)\n');
+    expect(plain).toBe('clawgym: plugin "shaper" failed in hook "stepStart": shaping went wrong\n  code: CLAWGYM_HOOK_FAILED\n  (set CLAWGYM_DEBUG=1 for the stack trace of the cause)\n');
     let debug = '';
     const before = process.env.CLAWGYM_DEBUG;
     process.env.CLAWGYM_DEBUG = '1';
