@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CORE_VERSION } from '../version';
 import { ExitCode, printError } from './errors';
+import { stopSpawner } from '../2-sandbox/spawner';
 import { formatTable, listPlugins } from './commands/plugins';
 import { serve, type ServeOptions } from './commands/serve';
 import { inspect } from './commands/inspect';
@@ -239,7 +240,8 @@ export function runCli(argv: string[] = process.argv.slice(2)): void {
   main(argv).then(
     (code) => { process.exitCode = code; },
     (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; },
-  );
+  // The spawner helper is waited for: left to exit after this process, it is a zombie for init to reap.
+  ).finally(() => stopSpawner());
 }
 
 // `node core/dist/cli/main.js` (the `clawgym` npm script) runs the CLI like the bin does.
