@@ -77,6 +77,20 @@ export const kiloHarness: Harness = {
   version(options, run) {
     return cliVersion([parseWithSchema(KiloOptions, options, 'options of harness').bin, '--version'], run);
   },
+  /**
+   * The oracle's calls with Kilo's tools (OpenCode's). Relative paths work: Kilo resolves them
+   * against the directory it runs in (`--dir`, the workspace).
+   */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { filePath: a.path } };
+      case 'write_file': return { name: 'write', arguments: { filePath: a.path, content: a.content } };
+      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'`, description: 'List files' } };
+      case 'bash': return { name: 'bash', arguments: { command: a.command, description: 'Run a command' } };
+      default: return call;
+    }
+  },
   async run(ctx) {
     const inv = kiloInvocation(ctx, parseWithSchema(KiloOptions, ctx.options, 'options of harness "kilo"'));
     await ctx.sandbox.exec(['mkdir', '-p', inv.env.TMPDIR, `${ctx.sandbox.homePath}/.config/kilo`], { env: inv.env });

@@ -64,3 +64,13 @@ describeIf(kilo.missing, 'clawgym doctor on the Kilo Code harness', () => {
     });
   }, 120_000);
 });
+
+describe('Kilo Code harness, the oracle\'s calls', () => {
+  it('maps read_file, write_file, list_files and bash to Kilo\'s read, write and bash (relative paths, resolved in --dir)', () => {
+    const call = (name: string, args: Record<string, unknown>) => kiloHarness.oracleCall!({ name, arguments: args });
+    expect(call('write_file', { path: 'a.txt', content: 'hi' })).toEqual({ name: 'write', arguments: { filePath: 'a.txt', content: 'hi' } });
+    expect(call('read_file', { path: 'a.txt' })).toEqual({ name: 'read', arguments: { filePath: 'a.txt' } });
+    expect(call('list_files', { path: "it's" })).toEqual({ name: 'bash', arguments: { command: "ls -1 -- 'it'\\''s'", description: 'List files' } });
+    expect(call('bash', { command: 'true' })).toEqual({ name: 'bash', arguments: { command: 'true', description: 'Run a command' } });
+  });
+});
