@@ -1,4 +1,4 @@
-import { parseWireRequest } from '@clawgym/core';
+import { parseWireRequest, systemText } from '@clawgym/core';
 import { recordedRequest } from '@clawgym/core/testing';
 import { kiloHarness } from './index';
 
@@ -20,7 +20,8 @@ describe('Kilo Code call classification, from recorded requests', () => {
     // instructions to the main prompt, so the start alone would read as the agent.
     const main = parse('kilo-7.7.7-main').conversation;
     const summary = parse('kilo-7.7.7-compaction').conversation;
-    const head = (c: typeof main) => String(c.messages[0]!.content).slice(0, 200);
+    const head = (c: typeof main) => systemText(c).slice(0, 200);
+    expect(head(main)).toMatch(/^You are Kilo/);
     expect(head(summary)).toBe(head(main));
     expect(summary.tools).toEqual([]);
     expect(classify('kilo-7.7.7-compaction')).toBe('compaction');
