@@ -4,7 +4,7 @@
 // proxy, records or grading) against ClawGym (`clawgym eval --engine oracle`: sandbox, proxy,
 // records, grading), at concurrency 1 and 2, in pairs whose order alternates, in one run. Both
 // sides play the same two calls: write a file with the CLI's own write tool, then "Done.".
-//   npm run bench:harness-overhead [-- --rollouts N --pairs P --harnesses claude-code,kilo]
+//   npm run bench:harness-overhead [-- --rollouts N --pairs P --harnesses claude-code,kilo,grok]
 // Env: BENCH_HO_ROLLOUTS (default 6 per side and concurrency), BENCH_HO_PAIRS (2), BENCH_HO_HARNESSES
 // (the installed CLIs that play oracles). The ClawGym side runs under a child subreaper and counts
 // the processes it left behind (zombies=). Ends with
@@ -27,7 +27,7 @@ const arg = (name, env, dflt) => {
 const ROLLOUTS = Number(arg('rollouts', 'BENCH_HO_ROLLOUTS', '6'));
 const PAIRS = Number(arg('pairs', 'BENCH_HO_PAIRS', '2'));
 /** The CLIs whose plugin maps the oracle's calls to its own tools (`oracleCall`), and their plugin. */
-const PLUGINS = { 'claude-code': 'harness-claude-code', kilo: 'harness-kilo' };
+const PLUGINS = { 'claude-code': 'harness-claude-code', kilo: 'harness-kilo', grok: 'harness-grok' };
 const HARNESSES = arg('harnesses', 'BENCH_HO_HARNESSES', Object.keys(PLUGINS).join(',')).split(',')
   .filter((h) => PLUGINS[h] && !('missing' in installedHarness(h)));
 
