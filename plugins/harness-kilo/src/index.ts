@@ -57,7 +57,7 @@ export function kiloInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'endpoin
   const configPath = `${home}/.config/kilo/kilo.json`;
   const env = { HOME: home, TMPDIR: `${home}/tmp`, KILO_CONFIG: configPath, CLAWGYM_API_KEY: ctx.endpoint.apiKey, ...KILO_OFFLINE_ENV };
   // `--auto` approves every permission that is not denied (as OpenCode's, which Kilo forks).
-  // `--dir`: without it Kilo 7.7.7 told the model another working directory than the process's.
+  // `--dir`: Kilo 7.7.7 takes its directory from PWD when set (a stale one named the runner's folder to the model).
   const argv = [options.bin, 'run', '--format', 'json', '--auto', '--dir', ctx.sandbox.workspacePath, ctx.instruction];
   return { argv, env, configPath, config: JSON.stringify(kiloConfig(ctx.endpoint, options), null, 2) };
 }
