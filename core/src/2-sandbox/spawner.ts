@@ -75,6 +75,25 @@ export function warmSpawner(): void {
   startHelper();
 }
 
+/**
+ * Stop the helper and wait until it has exited (it waits for what it started first), so that
+ * this process reaps it: a helper left to exit after its runner is a zombie for init to reap.
+ * The CLI calls it before it exits; a later command starts a new helper.
+ */
+export async function stopSpawner(waitMs = 5000): Promise<void> {
+  const h = helper;
+  if (!h) return;
+  helper = undefined;
+  if (h.exitCode !== null || h.signalCode !== null) return;
+  h.ref(); // the 'exit' event must come before this process may end
+  const exited = new Promise<void>((r) => h.once('exit', () => r()));
+  if (h.connected) h.disconnect(); else h.kill('SIGKILL');
+  let t: NodeJS.Timeout | undefined;
+  const late = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => { t = setTimeout(() => r(true), waitMs); })]);
+  clearTimeout(t);
+  if (late) { h.kill('SIGKILL'); await exited; }
+}
+
 /** Start `spec.cmd` in its own process group (detached), from the helper where it runs. */
 export function startProcess(spec: SpawnSpec): Started {
   const h = startHelper();

@@ -180,6 +180,20 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     expect(asked).toBe(1);
   }, 60_000);
 
+  it('asks the CLI\'s version while the harness runs, not after it (off the rollout\'s path)', async () => {
+    let running = false;
+    const probed: Harness = {
+      ...agent,
+      name: 'probed',
+      async run(ctx) { running = true; try { return await agent.run(ctx); } finally { running = false; } },
+      // Answers only once the harness has started: asked after it ended, the version would read "late".
+      version: async () => { for (let i = 0; i < 200 && !running; i++) await new Promise((r) => setTimeout(r, 10)); return running ? '1.0.0' : 'late'; },
+    };
+    const [report] = await runner().run([{ rolloutId: 'probed-1', step: 1, task: writeTask('p1'), harness: probed }]);
+    expect(report!.outcome).toBe('ok');
+    expect(report!.fingerprint?.cliVersion).toBe('1.0.0');
+  }, 60_000);
+
   it('a harness that fails after the proxy refused or failed its request is an infra failure; one that recovers is scored', async () => {
     const jobs: RolloutJob[] = [
       { rolloutId: 'refused-1', step: 1, task: writeTask('r1'), harness: refusedThenDies },

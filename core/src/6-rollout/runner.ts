@@ -207,6 +207,9 @@ export class RolloutRunner {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       if (this.o.kernel) request = await this.o.kernel.hooks.beforeRollout.promise(request);
+      // The CLI's version (for the fingerprint) is asked now, beside the rollout: asked after the
+      // harness ran, its start-up (seconds for a Node CLI on a busy machine) held up the rollout.
+      const version = this.cliVersion(job.harness, request.harnessOptions);
       sandbox = await this.o.sandboxes.create({
         runId: this.o.runId, ...(this.o.project ? { project: this.o.project } : {}), rolloutId: sessionId, limits: { ...this.o.limits, ...job.task.limits }, env: request.env,
         modelEndpoint: { socketPath: this.o.socketPath, url: session.baseUrl },
@@ -242,7 +245,7 @@ export class RolloutRunner {
       if (firstMain) {
         const box = sandbox;
         fingerprint = fingerprintOf(firstMain, job.harness.name, {
-          cliVersion: await this.cliVersion(job.harness, request.harnessOptions), paths: [box.workspacePath, box.homePath, box.workspaceHostPath],
+          cliVersion: await version, paths: [box.workspacePath, box.homePath, box.workspaceHostPath],
         });
       }
       if (signal?.aborted) throw new InfraError('cancelled', 'cancelled');

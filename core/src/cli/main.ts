@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CORE_VERSION } from '../version';
 import { ExitCode, printError } from './errors';
+import { stopSpawner } from '../2-sandbox/spawner';
 import { formatTable, listPlugins } from './commands/plugins';
 import { serve, type ServeOptions } from './commands/serve';
 import { inspect } from './commands/inspect';
@@ -255,7 +256,8 @@ export function runCli(argv: string[] = process.argv.slice(2)): void {
   main(argv).then(
     (code) => { process.exitCode = code; if (code !== ExitCode.OK) exitSoon(); },
     (err: unknown) => { printError(err); process.exitCode = ExitCode.FAILURE; exitSoon(); },
-  );
+  // The spawner helper is waited for: left to exit after this process, it is a zombie for init to reap.
+  ).finally(() => stopSpawner());
 }
 
 /**

@@ -87,7 +87,7 @@ export function summarize(reports: readonly RolloutReport[], categoryOf: (taskId
 
 /** One rollout as `eval.json` lists it. */
 export function evalRollout(r: RolloutReport) {
-  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, ...(r.infraClass ? { infraClass: r.infraClass } : {}), reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls, ...(r.fault ? { fault: r.fault } : {}) };
+  return { rolloutId: r.rolloutId, sessionId: r.sessionId, taskId: r.request.taskId, harness: r.request.harness, tags: r.request.tags, outcome: r.outcome, ...(r.infraClass ? { infraClass: r.infraClass } : {}), reward: r.reward, pass: r.verdict?.pass ?? null, details: r.details, calls: r.calls, durationMs: r.durationMs, ...(r.phases ? { phases: r.phases } : {}), ...(r.fault ? { fault: r.fault } : {}) };
 }
 export type EvalRollout = ReturnType<typeof evalRollout>;
 

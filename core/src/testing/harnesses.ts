@@ -22,6 +22,9 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
   opencode: { bin: 'opencode/node_modules/opencode-ai/bin/opencode.exe' },
   'gemini-cli': { bin: 'gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js', node: NODE24 },
   pi: { bin: 'pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js', node: NODE24 },
+  // A native binary (an OpenCode fork), linked to bin/.kilo by @kilocode/cli's postinstall.
+  kilo: { bin: 'kilo/node_modules/@kilocode/cli/bin/.kilo' },
+  grok: { bin: 'grok/node_modules/@vibe-kit/grok-cli/dist/index.js', node: NODE24 },
 };
 
 /**
