@@ -48,6 +48,6 @@ describe('a hook tap that throws', () => {
     const before = process.env.CLAWGYM_DEBUG;
     process.env.CLAWGYM_DEBUG = '1';
     try { printError(err, (s) => { debug += s; }); } finally { if (before === undefined) delete process.env.CLAWGYM_DEBUG; else process.env.CLAWGYM_DEBUG = before; }
-    expect(debug).toMatch(/^clawgym: plugin "shaper" failed in hook "stepStart": shaping went wrong\nHookError: [^\n]+\n(\s+at [^\n]+\n)+Caused by: RangeError: shaping went wrong\n\s+at .*plugin-faults\.test\.ts/);
+    expect(debug).toMatch(/^clawgym: plugin "shaper" failed in hook "stepStart": shaping went wrong\n  code: CLAWGYM_HOOK_FAILED\nHookError: [^\n]+\n(\s+at [^\n]+\n)+Caused by: RangeError: shaping went wrong\n\s+at .*plugin-faults\.test\.ts/);
   });
 });
