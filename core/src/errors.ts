@@ -63,6 +63,10 @@ export const ErrorCodes = {
   TRAINER_MODEL_STALE: 'CLAWGYM_TRAINER_MODEL_STALE',
   /** The embedded trainer's worker thread failed or died during a step. */
   TRAINER_WORKER_FAILED: 'CLAWGYM_TRAINER_WORKER_FAILED',
+  /** `clawgym run --frozen`: what the run would use differs from `clawgym.lock.json`. */
+  LOCK_MISMATCH: 'CLAWGYM_LOCK_MISMATCH',
+  /** `clawgym run --frozen` or `clawgym diff`: there is no lock to compare with. */
+  LOCK_MISSING: 'CLAWGYM_LOCK_MISSING',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -151,6 +151,16 @@ export interface SweepReport {
 }
 
 /** Creates sandboxes; registered by sandbox plugins (`local`, `docker`, ...). */
+/** What a sandbox provider's sandboxes run on, by content (see {@link SandboxProvider.identity}). */
+export interface SandboxIdentity {
+  /** `image`: a container image; `rootfs`: a root filesystem folder; `host`: this machine's own system. */
+  kind: 'image' | 'rootfs' | 'host';
+  /** The image's name, the folder, or a description of the host. */
+  ref: string;
+  /** The image's id (sha256:…), or a sha256 over the folder's files. */
+  digest: string;
+}
+
 export interface SandboxProvider {
   readonly name: string;
   /** True when `create` runs a spec's {@link SandboxSpec.environment} (builds or pulls its image). */
@@ -166,6 +176,12 @@ export interface SandboxProvider {
    * then checks harness CLIs inside one of its sandboxes instead of on this machine.
    */
   systemOf?(): string | undefined;
+  /**
+   * What its sandboxes run on, by content, for the run lock (`clawgym lock`): an image's digest,
+   * a root filesystem's hash, or this machine's system. Two images built differently under one
+   * tag differ here. Default: unknown (the lock records only the provider's name).
+   */
+  identity?(): Promise<SandboxIdentity>;
   /** Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all. */
   sweep(runId?: string): Promise<SweepReport>;
   /**

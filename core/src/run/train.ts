@@ -8,7 +8,7 @@ import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
 import { appendRollouts } from '../report/rollout-log';
 import { checkpointStep, saveCheckpoint } from '../9-train/checkpoint';
-import { composeRun } from './compose';
+import { composeRun, type RunServices } from './compose';
 import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
 import { Reporting } from './reporting';
@@ -20,11 +20,11 @@ import { AsyncLoop } from './async/async-loop';
 import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
 import { FingerprintWatch } from '../3-harness/fingerprint/watch';
-
-/** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
-function frozenConfig(config: ResolvedConfig) {
-  return JSON.parse(JSON.stringify(config, (k, v) => (v && typeof v === 'object' && typeof v.apply === 'function' ? `[plugin ${v.name}]` : v)));
-}
+import { frozenConfig } from './frozen-config';
+import type { RunLock } from '../contracts/lock';
+import { collectLock } from './lock/collect';
+import { refuseUnlike, withRunFingerprints, writeLock } from './lock/file';
+import { LOCK_FILE } from '../report/lock-diff';
 
 /** The run's folder and state: resumed where it stopped, with the steps already evaluated; the frozen config written. */
 async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean): Promise<{ state: RunStateFile; evaluated: Set<number> }> {
@@ -60,6 +60,21 @@ function tapRunParts(kernel: Kernel, parts: { reporting: Reporting; progress: Pr
   hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
 }
 
+/**
+ * The run's lock, written into its folder; with `frozen`, compared with that lock first and the
+ * run refused (its services released) when anything differs.
+ */
+async function lockRun(s: RunServices, config: ResolvedConfig, runDir: string, frozen: TrainOptions['frozen']): Promise<void> {
+  try {
+    const lock = await collectLock(config, s.kernel, { runDir });
+    if (frozen) refuseUnlike(frozen.lock, lock, frozen.file);
+    await writeLock(join(runDir, LOCK_FILE), lock);
+  } catch (err) {
+    await s.dispose();
+    throw err;
+  }
+}
+
 export interface TrainOptions {
   config: ResolvedConfig;
   name?: string;
@@ -71,6 +86,8 @@ export interface TrainOptions {
   onProgress?: (progress: RunProgress) => void;
   /** Where plugin log lines go (default: the console). */
   logger?: Logger;
+  /** `--frozen`: the lock the run must match (and the file it came from), else it refuses to start. */
+  frozen?: { lock: RunLock; file: string };
 }
 
 /**
@@ -91,6 +108,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });
   const { kernel } = s;
+  await lockRun(s, config, runDir, o.frozen);
   const engine = s.engine!;
   const trainer = s.trainer!;
   // eslint-disable-next-line no-console
@@ -175,6 +193,8 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   } finally {
     await asyncLoop?.stop();
     await proxy.stop();
+    // The lock names the fingerprints the harnesses showed, before the report shows it.
+    await withRunFingerprints(join(runDir, LOCK_FILE), runDir).catch(() => undefined);
     await kernel.hooks.runEnd.promise({ runId: name, status, steps: state.state.step }).catch(() => undefined);
     await s.dispose();
   }
