@@ -1,7 +1,7 @@
 import type { Harness } from '../contracts/harness';
 import type { CanonicalMessage } from '../contracts/messages';
 import type { CallSummary } from '../contracts/records';
-import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
+import type { Sandbox, SandboxLimits, SandboxProvider, SandboxUsage } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
 import type { InfraClass, RolloutOutcome } from '../contracts/tree';
 import { setMaxListeners } from 'node:events';
@@ -42,6 +42,8 @@ export interface RolloutReport extends RolloutResult {
   exit?: { code: number | null; timedOut: boolean };
   /** Milliseconds each phase of the final attempt took (a phase that never ran is absent). */
   phases?: RolloutPhases;
+  /** What the final attempt's sandbox used, where its provider measures it (CPU seconds by cgroup). */
+  usage?: SandboxUsage;
 }
 
 /** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
@@ -191,6 +193,7 @@ export class RolloutRunner {
     let startupExpired = false;
     let records: CallSummary[] = [];
     let fingerprint: HarnessFingerprint | undefined;
+    let usage: SandboxUsage | undefined;
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
     const onAbort = () => abort.abort();
@@ -258,6 +261,8 @@ export class RolloutRunner {
       records = await this.o.proxy.heads(sessionId).catch(() => []);
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      // What the sandbox used, for the run's cost accounting: read before it is destroyed.
+      usage = await sandbox?.usage?.().catch(() => undefined);
       await sandbox?.destroy().catch(() => undefined);
     }
     const report: RolloutReport = {
@@ -267,6 +272,7 @@ export class RolloutRunner {
       verdict, details, calls: records.length, durationMs: Date.now() - started, records, exit, phases,
       ...(infraClass ? { infraClass } : {}),
       ...(fingerprint ? { fingerprint } : {}),
+      ...(usage ? { usage } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;

@@ -138,11 +138,24 @@ export interface Sandbox {
    */
   sync?(): Promise<void>;
   /**
+   * What the sandbox's processes used so far, where the provider can measure it (a cgroup's CPU
+   * time): the run's cost accounting reads it after verification, before `destroy`.
+   */
+  usage?(): Promise<SandboxUsage>;
+  /**
    * Stop everything inside (nothing runs or writes once it resolves) and remove every trace.
    * A provider may finish the removal in the background (Docker: the container is frozen, then
    * removed); its `close()` waits for that. Idempotent.
    */
   destroy(): Promise<void>;
+}
+
+/** What a sandbox's processes used (see {@link Sandbox.usage}); a figure it cannot measure is absent. */
+export interface SandboxUsage {
+  /** CPU seconds, user and system, of every process the sandbox ran. */
+  cpuSeconds?: number;
+  /** Where the figure comes from, e.g. `cgroup v2 cpu.stat`. */
+  source?: string;
 }
 
 /** Report of a sweep of leftovers from killed runs. */

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { RunLock } from '../contracts/lock';
 import { formatLock, LOCK_FILE } from './lock-diff';
+import { costSummary } from './cost-summary';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { chartsOf, type Chart } from './charts';
 import { metricsFile, readMetrics } from './metrics-log';
@@ -26,6 +27,15 @@ export interface ReportModel {
 
 /** A titled table of the report: one row per line, a label and its value. */
 export interface ReportTable { title: string; rows: [string, string][] }
+
+/** The currency of the run's price table (its config.json), when it has one. */
+function currencyOf(runDir: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8')) as { prices?: { currency?: string } }).prices?.currency;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The run's lock as rows (what `clawgym lock` prints), when its folder has one. */
 function lockTable(runDir: string, prefix: string): ReportTable | undefined {
@@ -73,7 +83,8 @@ export async function reportModel(runDirArgs: readonly string[], onEntry?: (e: R
       trained += e.tree?.trainedTokens ?? 0;
       reuse += e.tito.reuse; later += e.tito.reuse + e.tito.forks;
     }
-    figures.push({ name: names[i]!, events, steps });
+    const currency = currencyOf(runDir);
+    figures.push({ name: names[i]!, events, steps, ...(currency ? { currency } : {}) });
     const stepEvents = events.filter((e) => e.kind === 'step');
     const evals = events.filter((e) => e.kind === 'eval' && typeof e.values.pass1 === 'number');
     const withSe = (e: (typeof evals)[number]) => `${pct(e.values.pass1)}${typeof e.values['pass1/se'] === 'number' ? ` ± ${pct(e.values['pass1/se'])}` : ''}`;
@@ -85,6 +96,7 @@ export async function reportModel(runDirArgs: readonly string[], onEntry?: (e: R
       ? `${logged} (${infra})`
       : `${stepEvents.reduce((n, e) => n + Number(e.values.rollouts ?? 0), 0)} (${stepEvents.reduce((n, e) => n + Number(e.values.infra ?? 0), 0)}); no rollout log in this run folder, so no rollout list`;
     if (logged) summary[`${p}trained tokens, TITO reuse`] = `${trained.toLocaleString('en')}, ${later ? pct(reuse / later) : '-'}`;
+    Object.assign(summary, costSummary(events, currency, p));
     const lock = lockTable(runDir, p);
     if (lock) tables.push(lock);
   }

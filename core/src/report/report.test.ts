@@ -48,7 +48,7 @@ describe('run charts', () => {
     steps.add(entry(2, 'agentloop', { category: 'csv', reward: 0 }));
     const charts = chartsOf([{ name: 'a', events, steps }]);
     const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
-    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'trees', 'mismatch']);
+    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'trees', 'pass1-cost', 'cost', 'mismatch']);
     expect(byId.reward!.series.map((s) => [s.name, Boolean(s.raw)])).toEqual([['raw', true], ['smoothed', false]]);
     expect(byId.pass1!.series[0]!.err).toEqual([0.05, 0.05, 0.05]);
     expect(byId.pass1!.series.map((s) => s.name)).toEqual(['all', 'agentloop/all', 'agentloop/write']);

@@ -21,23 +21,27 @@ import { stepLine, stepMetrics, stepRollouts } from './step-metrics';
 import { InfraGuard } from './infra-guard';
 import { FingerprintWatch } from '../3-harness/fingerprint/watch';
 import { frozenConfig } from './frozen-config';
+import { RunCost } from './cost';
 import type { RunLock } from '../contracts/lock';
 import { collectLock } from './lock/collect';
 import { refuseUnlike, withRunFingerprints, writeLock } from './lock/file';
 import { LOCK_FILE } from '../report/lock-diff';
 
 /** The run's folder and state: resumed where it stopped, with the steps already evaluated; the frozen config written. */
-async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean): Promise<{ state: RunStateFile; evaluated: Set<number> }> {
+async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean): Promise<{ state: RunStateFile; evaluated: Set<number>; cost: RunCost }> {
   const state = await RunStateFile.open(runDir, { resume, steps: config.run.steps });
   // A kill between a step's checkpoint and its state: the checkpoint has the step; do not train it twice.
   const saved = resume ? await checkpointStep(join(runDir, 'checkpoint')) : undefined;
   if (saved !== undefined && saved > state.state.step) await state.finishStep(saved);
   // The steps already evaluated are the eval events in the metrics (one is appended as each
   // evaluation ends): a resumed run evaluates each step once.
-  const evaluated = new Set(resume ? (await readMetrics(runDir)).filter((e) => e.kind === 'eval').map((e) => e.step) : []);
+  const previous = resume ? await readMetrics(runDir) : [];
+  const evaluated = new Set(previous.filter((e) => e.kind === 'eval').map((e) => e.step));
+  // The run's cost totals go on from the last event that had them.
+  const cost = new RunCost(config.prices, previous);
   await mkdir(runDir, { recursive: true });
   await writeFile(join(runDir, 'config.json'), `${JSON.stringify(frozenConfig(config), null, 2)}\n`);
-  return { state, evaluated };
+  return { state, evaluated, cost };
 }
 
 /**
@@ -104,7 +108,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const { config } = o;
   const name = o.name ?? config.name;
   const runDir = resolve(config.rootDir, config.run.outDir, name);
-  const { state, evaluated } = await openRun(config, runDir, o.resume);
+  const { state, evaluated, cost } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });
   const { kernel } = s;
@@ -131,7 +135,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
   const heldOut = async (step: number) => {
     if (evaluated.has(step)) return;
-    const done = await heldOutEval(s, { name, runDir, step, progress, signal: o.signal });
+    const done = await heldOutEval(s, { name, runDir, step, progress, signal: o.signal, cost });
     // An interrupted evaluation is not an evaluation: no event, so --resume runs it again (under fresh ids).
     if (!done) return;
     await emit(done.event, done.text);
@@ -177,7 +181,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
       await state.finishStep(step);
       const seconds = (Date.now() - started) / 1000;
       progress.stepDone(seconds, step);
-      const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values };
+      const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values, ...cost.step(outcome, seconds) };
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
       o.onEvent?.({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       infra.step(step, outcome.reports);

@@ -59,7 +59,7 @@ export class AsyncLoop {
     if (!batch) return undefined;
     const waited = (Date.now() - started) / 1000;
     const reports = batch.units.flatMap((u) => u.reports);
-    const { trees, train, advantages } = await trainOn(this.s, reports);
+    const { trees, train, advantages, trainSeconds } = await trainOn(this.s, reports);
     const seconds = (Date.now() - started) / 1000;
     const values: Record<string, number> = {
       'async/stale_dropped': batch.dropped.length,
@@ -81,7 +81,7 @@ export class AsyncLoop {
     values['async/rollouts_per_min'] = values['async/rollouts_finished']! / Math.max(1e-6, seconds / 60);
     this.finishedAtLastStep = this.pool.finished;
     return {
-      reports, trees, ...(train ? { train, advantages } : {}), rolloutSeconds: waited,
+      reports, trees, ...(train ? { train, advantages, trainSeconds } : {}), rolloutSeconds: waited, dropped: batch.dropped,
       async: { values, units: [...batch.units.map((u) => u.index), ...batch.droppedUnits] },
     };
   }
