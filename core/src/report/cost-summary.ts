@@ -13,7 +13,7 @@ export function runTotals(events: readonly MetricsEvent[]): Record<string, numbe
 }
 
 /** Money, where there is some, in the run's currency. */
-const money = (x: number, currency: string) => `${currency} ${x < 1 ? x.toPrecision(3) : x.toFixed(2)}`;
+const money = (x: number, currency: string) => `${currency} ${x <= 0 ? '0' : x >= 1 ? x.toFixed(2) : x.toFixed(Math.min(12, 2 - Math.floor(Math.log10(x))))}`;
 
 /**
  * Cost figures (keys without `cost/`) divided by `per`, in one line: sandbox and CPU time,
@@ -44,7 +44,7 @@ export function costSummary(events: readonly MetricsEvent[], currency: string | 
   for (const e of steps) for (const [k, v] of Object.entries(e.values)) if (k.startsWith('cost/') && !k.startsWith('cost/run/') && typeof v === 'number') perStep[k.slice(5)] = (perStep[k.slice(5)] ?? 0) + v;
   const out: Record<string, string> = { [`${prefix}cost per step`]: costLine(perStep, steps.length, currency) };
   const reward = n(totals.reward);
-  out[`${prefix}cost per reward point`] = reward > 0 ? `${costLine(totals, reward, currency)} (${num(reward, 2)} reward points in ${num(n(totals.rollouts), 0)} rollouts)` : 'no reward earned yet';
+  out[`${prefix}cost per reward point`] = reward > 0 ? `${costLine(totals, reward, currency)} (${reward.toLocaleString('en', { maximumFractionDigits: 2 })} reward points in ${num(n(totals.rollouts), 0)} rollouts)` : 'no reward earned yet';
   out[`${prefix}run cost (held-out evaluations included)`] = costLine(totals, 1, currency);
   return out;
 }

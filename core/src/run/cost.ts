@@ -40,12 +40,11 @@ export class RunCost {
   }
 
   private add(values: Record<string, number>, reward: number): Record<string, number> {
-    const out: Record<string, number> = {};
     for (const [k, v] of Object.entries({ ...values, 'cost/reward': reward })) {
       const key = k.slice('cost/'.length);
       this.totals[key] = (this.totals[key] ?? 0) + v;
-      out[`${RUN}${key}`] = this.totals[key]!;
     }
-    return out;
+    // Every total so far, also those this event had nothing of (an evaluation's trainer tokens).
+    return Object.fromEntries(Object.entries(this.totals).map(([k, v]) => [`${RUN}${k}`, v]));
   }
 }
