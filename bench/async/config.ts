@@ -13,7 +13,7 @@ const repo = join(__dirname, '..', '..');
  * from disk after every step), agentloop tools that wait a random 0.2–2 s as tools waiting on
  * networks and builds do, and the synchronous or the asynchronous loop. bench/async/index.js sets
  * the environment: BENCH_ASYNC_REPLICAS (comma-separated URLs), BENCH_ASYNC_STALENESS (unset:
- * synchronous), BENCH_ASYNC_STEPS, BENCH_ASYNC_EVAL_TASKS.
+ * synchronous), BENCH_ASYNC_POLICY (`fair`, else `freshest`), BENCH_ASYNC_STEPS, BENCH_ASYNC_EVAL_TASKS.
  */
 const replicas = (process.env.BENCH_ASYNC_REPLICAS ?? 'http://127.0.0.1:8000').split(',');
 const staleness = process.env.BENCH_ASYNC_STALENESS;
@@ -53,6 +53,6 @@ export default defineConfig({
     outDir: join(repo, 'runs'),
     concurrency: 16,
     evalEvery: 0,
-    ...(staleness === undefined ? {} : { async: { maxStaleness: Number(staleness) } }),
+    ...(staleness === undefined ? {} : { async: { maxStaleness: Number(staleness), policy: process.env.BENCH_ASYNC_POLICY === 'fair' ? 'fair' as const : 'freshest' as const } }),
   },
 });

@@ -84,6 +84,14 @@ export const ConfigSchema = z.strictObject({
     async: z.strictObject({
       maxStaleness: z.number().int().min(0).default(2),
       maxVersionSpan: z.number().int().min(0).optional(),
+      /**
+       * Which finished groups a step trains. `freshest` (default): the freshest, stale rollouts
+       * dropped — long rollouts start under older weights and are dropped more often, so training
+       * leans to short tasks. `fair`: the groups that started first, none dropped for staleness or
+       * span; no new group starts while the oldest running one is more than `maxStaleness`
+       * versions behind, which bounds staleness without favouring short tasks.
+       */
+      policy: z.enum(['freshest', 'fair']).default('freshest'),
     }).optional(),
   }).prefault({}),
   loss: z.strictObject({

@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import type { RunLock } from '../contracts/lock';
 import { formatLock, LOCK_FILE } from './lock-diff';
 import { costSummary } from './cost-summary';
+import { lengthRatio } from './lengths';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { chartsOf, type Chart } from './charts';
 import { metricsFile, readMetrics } from './metrics-log';
@@ -97,6 +98,8 @@ export async function reportModel(runDirArgs: readonly string[], onEntry?: (e: R
       : `${stepEvents.reduce((n, e) => n + Number(e.values.rollouts ?? 0), 0)} (${stepEvents.reduce((n, e) => n + Number(e.values.infra ?? 0), 0)}); no rollout log in this run folder, so no rollout list`;
     if (logged) summary[`${p}trained tokens, TITO reuse`] = `${trained.toLocaleString('en')}, ${later ? pct(reuse / later) : '-'}`;
     Object.assign(summary, costSummary(events, currency, p));
+    const lengths = lengthRatio(events);
+    if (lengths) summary[`${p}rollout length, trained / finished`] = lengths;
     const lock = lockTable(runDir, p);
     if (lock) tables.push(lock);
   }

@@ -48,7 +48,7 @@ describe('run charts', () => {
     steps.add(entry(2, 'agentloop', { category: 'csv', reward: 0 }));
     const charts = chartsOf([{ name: 'a', events, steps }]);
     const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
-    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'trees', 'pass1-cost', 'cost', 'mismatch']);
+    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'lengths', 'trees', 'pass1-cost', 'cost', 'mismatch']);
     expect(byId.reward!.series.map((s) => [s.name, Boolean(s.raw)])).toEqual([['raw', true], ['smoothed', false]]);
     expect(byId.pass1!.series[0]!.err).toEqual([0.05, 0.05, 0.05]);
     expect(byId.pass1!.series.map((s) => s.name)).toEqual(['all', 'agentloop/all', 'agentloop/write']);
@@ -105,6 +105,26 @@ describe('rollout log', () => {
     const none: RolloutEntry[] = [];
     for await (const e of readRollouts(join(dir, 'nowhere'))) none.push(e);
     expect(none).toEqual([]);
+  });
+});
+
+describe('rollout lengths of an asynchronous run', () => {
+  it('draws the length distribution of finished and trained rollouts and says how their means compare', async () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    // Two steps: 4 rollouts finished in each, the long one (10 s) dropped at step 1.
+    appendFileSync(join(dir, 'metrics.jsonl'), [1, 2].map((step) => `${JSON.stringify({ kind: 'step', step: 10 + step, time: 0, values: {
+      'async/len_generated/n': 4, 'async/len_generated/seconds': 13, 'async/len_generated/lt_1': 3, 'async/len_generated/lt_16': 1,
+      'async/len_trained/n': step === 1 ? 3 : 4, 'async/len_trained/seconds': step === 1 ? 3 : 13, 'async/len_trained/lt_1': 3, ...(step === 1 ? {} : { 'async/len_trained/lt_16': 1 }),
+    } })}\n`).join(''));
+    const html = readFileSync(await writeReport(dir), 'utf8');
+    const charts = JSON.parse(/<script id="cg-charts" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as { id: string; series: { name: string; points: [number, number][] }[] }[];
+    expect(charts.find((c) => c.id === 'lengths')!.series).toEqual([
+      { name: 'finished (trained or dropped)', points: [[1, 0.75], [16, 0.25]] },
+      { name: 'trained', points: [[1, 6 / 7], [16, 1 / 7]] },
+    ]);
+    // Means: 16 s over 7 trained, 26 s over 8 finished.
+    expect(html).toContain(`<tr><td>rollout length, trained / finished</td><td><b>${(16 / 7 / (26 / 8)).toFixed(3)} (mean 2.3 s trained, 3.3 s finished; 1.000: no bias against long tasks)</b>`);
   });
 });
 

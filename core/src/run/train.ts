@@ -158,7 +158,7 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
     await kernel.hooks.runStart.promise({ runId: name, runDir });
     if (state.state.step === 0) await heldOut(0);
     if (config.run.async && state.state.step < config.run.steps) {
-      asyncLoop = new AsyncLoop(services, state, config.run.async.maxStaleness, undefined, config.run.async.maxVersionSpan);
+      asyncLoop = new AsyncLoop(services, state, config.run.async.maxStaleness, undefined, config.run.async.maxVersionSpan, config.run.async.policy);
       await asyncLoop.start(o.signal);
     }
     for (let step = state.state.step + 1; step <= config.run.steps; step++) {
