@@ -11,6 +11,7 @@ import { readFingerprints } from '../../3-harness/fingerprint/watch';
 import { hashFiles, hashTree } from '../../util/content-hash';
 import { stableJson } from '../../util/stable-json';
 import { CORE_VERSION } from '../../version';
+import { messageOf } from '../../errors';
 import { frozenConfig } from '../frozen-config';
 import { lockedCli } from './harness-cli';
 
@@ -90,7 +91,8 @@ export async function collectLock(config: ResolvedConfig, kernel: Kernel, o: { r
     tasks[suite.name] = await lockedSuite(kernel, config, slot, suite);
   }
   const sandbox = await provider(kernel, 'sandbox', config.sandbox);
-  const identity = await sandbox.identity?.();
+  // An image that cannot be inspected (a daemon down) is locked as such; the run's own check names the cause.
+  const identity = await sandbox.identity?.().catch((err: unknown) => ({ ref: `unavailable: ${messageOf(err)}` }));
   // Every other provider the run loads, so its plugin's package is listed.
   await provider(kernel, 'engine', config.engine);
   await provider(kernel, 'trainer', config.trainer);
