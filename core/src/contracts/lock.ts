@@ -58,7 +58,8 @@ export interface RunLock {
    * that names them (`engine.tokenizer`), then file name → sha256.
    */
   model: Record<string, Record<string, string>>;
-  sandbox: { provider: string } & Partial<SandboxIdentity>;
+  /** The sandbox provider (`local`, `docker`), the plugin package that provides it, and what its sandboxes run on. */
+  sandbox: { name: string; provider: string } & Partial<SandboxIdentity>;
   /** Suite name → what it holds. */
   tasks: Record<string, LockedSuite>;
 }

@@ -60,7 +60,7 @@ export function formatLock(lock: RunLock): string[] {
     lines.push(`harness      ${name}: ${cli} (from ${h.provider})${fp}`);
   }
   for (const [option, files] of Object.entries(lock.model)) lines.push(`model        ${option}: ${Object.entries(files).map(([f, h]) => `${f} ${short(h)}`).join(', ')}`);
-  lines.push(`sandbox      ${lock.sandbox.provider}${lock.sandbox.kind ? `: ${lock.sandbox.kind} ${lock.sandbox.ref} ${short(lock.sandbox.digest ?? '')}` : ''}`);
+  lines.push(`sandbox      ${lock.sandbox.name} (from ${lock.sandbox.provider})${lock.sandbox.kind ? `: ${lock.sandbox.kind} ${lock.sandbox.ref} ${short(lock.sandbox.digest ?? '')}` : ''}`);
   for (const [name, s] of Object.entries(lock.tasks)) lines.push(`tasks        ${name}: ${s.train} train, ${s.test} test, ${short(s.tasks)}${s.sources ? `; ${Object.entries(s.sources).map(([p, h]) => `${p} ${short(h)}`).join(', ')}` : ''}`);
   lines.push(`packages     ${Object.entries(lock.packages).map(([p, v]) => `${p}@${v}`).join(', ')}`);
   return lines;

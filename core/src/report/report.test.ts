@@ -145,14 +145,14 @@ describe('written report', () => {
       lockVersion: 1, createdAt: '2026-12-07T00:00:00.000Z', config: 'a'.repeat(64), packages: { '@clawgym/core': '0.1.0', '@clawgym/harness-pi': '0.1.0' },
       harnesses: { pi: { provider: '@clawgym/harness-pi@0.1.0', cli: { package: '@mariozechner/pi-coding-agent', version: '0.70.2', integrity: 'sha512-abcdefghijklmnopqrstuvwxyz', manifest: 'b'.repeat(64) }, fingerprint: { harness: 'pi', system: '0123456789abcdef', tools: { bash: 'x', read: 'y' } } } },
       model: { 'engine.tokenizer': { 'tokenizer_config.json': 'c'.repeat(64) } },
-      sandbox: { provider: '@clawgym/sandbox-docker@0.1.0', kind: 'image', ref: 'clawgym-openclaw:1', digest: `sha256:${'d'.repeat(64)}` },
+      sandbox: { name: 'docker', provider: '@clawgym/sandbox-docker@0.1.0', kind: 'image', ref: 'clawgym-openclaw:1', digest: `sha256:${'d'.repeat(64)}` },
       tasks: { builtin: { provider: '@clawgym/task-builtin@0.1.0', tasks: 'e'.repeat(64), train: 1000, test: 600 } },
     };
     writeFileSync(join(dir, 'clawgym.lock.json'), JSON.stringify(lock));
     const html = readFileSync(await writeReport(dir), 'utf8');
     expect(html).toContain('<summary>run lock (clawgym.lock.json)</summary>');
     expect(html).toContain('<tr><td>harness</td><td>pi: @mariozechner/pi-coding-agent@0.70.2 sha512-abcdefghijkl… (from @clawgym/harness-pi@0.1.0), system 0123456789abcdef, 2 tools</td></tr>');
-    expect(html).toContain('<tr><td>sandbox</td><td>@clawgym/sandbox-docker@0.1.0: image clawgym-openclaw:1 dddddddddddd</td></tr>');
+    expect(html).toContain('<tr><td>sandbox</td><td>docker (from @clawgym/sandbox-docker@0.1.0): image clawgym-openclaw:1 dddddddddddd</td></tr>');
     expect(html).toContain('<tr><td>tasks</td><td>builtin: 1000 train, 600 test, eeeeeeeeeeee</td></tr>');
   });
 });

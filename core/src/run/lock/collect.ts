@@ -107,6 +107,6 @@ export async function collectLock(config: ResolvedConfig, kernel: Kernel, o: { r
   return {
     lockVersion: 1, createdAt: new Date().toISOString(), config: configHash(config),
     packages: Object.fromEntries(Object.entries(packages).sort(([a], [b]) => a.localeCompare(b))),
-    harnesses, model: await modelFiles(config), sandbox: { provider: providerOf(kernel, 'sandbox', slotName(config.sandbox)), ...identity }, tasks,
+    harnesses, model: await modelFiles(config), sandbox: { name: slotName(config.sandbox), provider: providerOf(kernel, 'sandbox', slotName(config.sandbox)), ...identity }, tasks,
   };
 }

@@ -98,7 +98,7 @@ describe('clawgym run --frozen', () => {
     const lock = await lockOf(p.config());
     expect(lock.harnesses.fakecli!.cli).toMatchObject({ package: 'fake-cli', version: '1.0.0', integrity: 'sha512-AAAAversion1' });
     expect(Object.keys(lock.model['trainer.tokenizer']!).sort()).toEqual(['tokenizer.json', 'tokenizer_config.json']);
-    expect(lock.sandbox).toMatchObject({ provider: '@clawgym/core@0.1.0', kind: 'rootfs', ref: join(p.dir, 'rootfs') });
+    expect(lock.sandbox).toMatchObject({ name: 'local', provider: '@clawgym/core@0.1.0', kind: 'rootfs', ref: join(p.dir, 'rootfs') });
     expect(lock.tasks['harbor:tasks']).toMatchObject({ provider: expect.stringMatching(/^@clawgym\/task-formats@/), train: 1, test: 1, sources: { [join(p.dir, 'tasks')]: expect.stringMatching(/^sha256:/) } });
     expect(lock.packages).toMatchObject({ '@clawgym/core': expect.any(String), '@clawgym/task-formats': expect.any(String), '(config) acme:lock-fixture': 'in the config file' });
 
