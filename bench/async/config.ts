@@ -45,6 +45,9 @@ export default defineConfig({
   engine: 'remote-embedded',
   trainer: { use: 'embedded', options: { ...engine.options, checkpoint: join(repo, String(engine.options.checkpoint)) } },
   harnesses: [{ use: 'agentloop', options: { toolLatencyMs: [200, 2000] } }],
+  // BENCH_ASYNC_MIXED=1: half the tasks with a 3 s verifier (vocab-upper-slow), of equal
+  // difficulty: long and short rollouts, for the policies' length bias.
+  ...(process.env.BENCH_ASYNC_MIXED ? { tasks: [{ use: 'builtin', options: { families: ['vocab-upper', 'vocab-upper-slow'] } }] } : {}),
   reporters: [],
   run: {
     ...base.run,

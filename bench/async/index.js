@@ -18,6 +18,7 @@
 //
 //   npm run bench:async                  (BENCH_ASYNC_STEPS=30, BENCH_ASYNC_EVAL_TASKS=400: ~18 min, three runs)
 //   BENCH_ASYNC_SMALL=1 npm run bench:async   (about a minute: the rollout pool with a stand-in runner; small.js)
+//   BENCH_ASYNC_MIXED=1 npm run bench:async   (the full mode on vocab-upper and vocab-upper-slow: long and short tasks of equal difficulty)
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { loadavg } = require('node:os');
