@@ -79,7 +79,7 @@ export default {
   it('lists every rollout of the run, and each filter keeps exactly the rollouts it should', async () => {
     expect(entries.length).toBe(12);
     const page = await open(pathToFileURL(join(runDir, 'report.html')).href);
-    expect(await page.getAttribute('body', 'data-charts-drawn')).toBe('11');
+    expect(await page.getAttribute('body', 'data-charts-drawn')).toBe('14');
     expect(await matching(page)).toBe(entries.length);
     const categories = [...new Set(entries.map((e) => e.category))];
     expect(categories.length).toBe(2);

@@ -13,7 +13,7 @@ const repo = join(__dirname, '..', '..');
  * from disk after every step), agentloop tools that wait a random 0.2–2 s as tools waiting on
  * networks and builds do, and the synchronous or the asynchronous loop. bench/async/index.js sets
  * the environment: BENCH_ASYNC_REPLICAS (comma-separated URLs), BENCH_ASYNC_STALENESS (unset:
- * synchronous), BENCH_ASYNC_STEPS, BENCH_ASYNC_EVAL_TASKS.
+ * synchronous), BENCH_ASYNC_POLICY (`fair`, else `freshest`), BENCH_ASYNC_STEPS, BENCH_ASYNC_EVAL_TASKS.
  */
 const replicas = (process.env.BENCH_ASYNC_REPLICAS ?? 'http://127.0.0.1:8000').split(',');
 const staleness = process.env.BENCH_ASYNC_STALENESS;
@@ -45,6 +45,9 @@ export default defineConfig({
   engine: 'remote-embedded',
   trainer: { use: 'embedded', options: { ...engine.options, checkpoint: join(repo, String(engine.options.checkpoint)) } },
   harnesses: [{ use: 'agentloop', options: { toolLatencyMs: [200, 2000] } }],
+  // BENCH_ASYNC_MIXED=1: half the tasks with a 3 s verifier (vocab-upper-slow), of equal
+  // difficulty: long and short rollouts, for the policies' length bias.
+  ...(process.env.BENCH_ASYNC_MIXED ? { tasks: [{ use: 'builtin', options: { families: ['vocab-upper', 'vocab-upper-slow'] } }] } : {}),
   reporters: [],
   run: {
     ...base.run,
@@ -53,6 +56,6 @@ export default defineConfig({
     outDir: join(repo, 'runs'),
     concurrency: 16,
     evalEvery: 0,
-    ...(staleness === undefined ? {} : { async: { maxStaleness: Number(staleness) } }),
+    ...(staleness === undefined ? {} : { async: { maxStaleness: Number(staleness), policy: process.env.BENCH_ASYNC_POLICY === 'fair' ? 'fair' as const : 'freshest' as const } }),
   },
 });

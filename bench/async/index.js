@@ -10,7 +10,15 @@
 // the baseline of both gains. Gains and the async − sync gap are paired by task (each task's
 // difficulty is shared by every evaluation of it, so it does not enter the error).
 //
-//   npm run bench:async                  (BENCH_ASYNC_STEPS=30, BENCH_ASYNC_EVAL_TASKS=400: ~12 min)
+// A third run trains with `run.async.policy: 'fair'` (the groups that started first, none dropped
+// for staleness): each asynchronous run's RESULT adds the mean length (wall seconds) of its
+// trained rollouts over that of every rollout it finished (trained or dropped as stale), 1.0 being
+// no bias against long tasks: `length_ratio_before` (the default `freshest` policy) and
+// `length_ratio_trained_vs_generated` (`fair`), beside each one's speed-up and gain.
+//
+//   npm run bench:async                  (BENCH_ASYNC_STEPS=30, BENCH_ASYNC_EVAL_TASKS=400: ~18 min, three runs)
+//   BENCH_ASYNC_SMALL=1 npm run bench:async   (about a minute: the rollout pool with a stand-in runner; small.js)
+//   BENCH_ASYNC_MIXED=1 npm run bench:async   (the full mode on vocab-upper and vocab-upper-slow: long and short tasks of equal difficulty)
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { loadavg } = require('node:os');
@@ -45,7 +53,7 @@ async function train(mode) {
 
 async function trainOn(mode, replicas) {
   const name = `bench-async-${mode}-${stamp}`;
-  const env = { BENCH_ASYNC_REPLICAS: replicas.map((r) => r.url).join(','), ...(mode === 'async' ? { BENCH_ASYNC_STALENESS: '2' } : {}) };
+  const env = { BENCH_ASYNC_REPLICAS: replicas.map((r) => r.url).join(','), ...(mode !== 'sync' ? { BENCH_ASYNC_STALENESS: '2' } : {}), ...(mode === 'fair' ? { BENCH_ASYNC_POLICY: 'fair' } : {}) };
   const t0 = Date.now();
   const run = start(['run', '--config', join(__dirname, 'config.ts'), '--name', name], env);
   run.child.stdout.on('data', (c) => process.stdout.write(`[${mode}] ${c}`));
@@ -59,7 +67,7 @@ async function trainOn(mode, replicas) {
   const seconds = sum('seconds');
   // Finished rollouts per minute of training: every rollout of a synchronous step; the pool's
   // finished rollouts in the asynchronous one (trained, infra or dropped as stale alike).
-  const finished = mode === 'async' ? sum('async/rollouts_finished') : sum('rollouts');
+  const finished = mode !== 'sync' ? sum('async/rollouts_finished') : sum('rollouts');
   const evalFile = (step) => join(runDir, 'eval', `step-${step}`, 'eval.json');
   const first = evalFile(evals[0].step);
   const last = evalFile(evals[evals.length - 1].step);
@@ -72,6 +80,8 @@ async function trainOn(mode, replicas) {
     dropped: sum('async/stale_dropped'), infra: sum('infra'), trained: sum('trained'),
     before: pass1(first), after: pass1(last), beforeByTask: outcomesByTask(first), afterByTask: outcomesByTask(last),
     maxStaleness: Math.max(0, ...steps.map((e) => e.values['async/max_staleness_trained'] ?? 0)),
+    // Mean length of trained rollouts over that of every finished one (trained or dropped): 1.0 is no bias.
+    lengthRatio: mode === 'sync' ? 1 : (sum('async/len_trained/seconds') / sum('async/len_trained/n')) / (sum('async/len_generated/seconds') / sum('async/len_generated/n')),
   };
 }
 
@@ -79,9 +89,13 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const points = (x) => `${(100 * x.d).toFixed(1)} ± ${(100 * x.se).toFixed(1)} points`;
 
 (async () => {
+  if (process.env.BENCH_ASYNC_SMALL) return require('./small')();
   const loadBefore = load();
   const sync = await train('sync');
   const asy = await train('async');
+  const fair = await train('fair');
+  const gainFair = pairedDiff(fair.afterByTask, [sync.beforeByTask, asy.beforeByTask, fair.beforeByTask]);
+  console.log(`fair: ${fair.steps} steps in ${fair.minutes.toFixed(1)} min; ${fair.rolloutsPerMin.toFixed(1)} rollouts/min finished; trainer idle ${(100 * fair.idle).toFixed(0)}%; dropped as stale ${fair.dropped}, max staleness trained ${fair.maxStaleness}; held-out Pass@1 ${(100 * fair.before.p).toFixed(1)}% -> ${(100 * fair.after.p).toFixed(1)}% (gain ${points(gainFair)}); length trained / finished ${fair.lengthRatio.toFixed(3)} (freshest: ${asy.lengthRatio.toFixed(3)}); ${fair.runDir}`);
   // One policy, evaluated twice: the pooled baseline of both gains (and a check of the noise).
   const baseline = [sync.beforeByTask, asy.beforeByTask];
   const gain = (r) => pairedDiff(r.afterByTask, baseline);
@@ -96,5 +110,5 @@ const points = (x) => `${(100 * x.d).toFixed(1)} ± ${(100 * x.se).toFixed(1)} p
   console.log(`the checkpoint evaluated twice: ${points(twice)} apart (noise; n=${twice.n})`);
   console.log(`speedup ${speedup.toFixed(2)}x (target >= 1.3; ${(asy.consumedPerMin / sync.consumedPerMin).toFixed(2)}x in rollouts consumed by steps); async gain minus sync gain ${points(gap)}, ${gap.d >= -2 * gap.se ? 'not' : 'MORE than'} 2 SE below (paired by task)`);
   console.log(`load average (1, 5, 15 min): ${loadBefore} at the start, ${load()} at the end`);
-  console.log(`RESULT async rollouts_per_min_sync=${sync.rolloutsPerMin.toFixed(1)} rollouts_per_min_async=${asy.rolloutsPerMin.toFixed(1)} trainer_idle_sync=${sync.idle.toFixed(3)} trainer_idle_async=${asy.idle.toFixed(3)} speedup=${speedup.toFixed(2)} pass1_gain_sync=${gainSync.d.toFixed(3)} pass1_gain_async=${gainAsync.d.toFixed(3)} gain_diff=${gap.d.toFixed(3)} gain_diff_se=${gap.se.toFixed(3)} steps=${sync.steps} held_out=${gap.n}`);
+  console.log(`RESULT async rollouts_per_min_sync=${sync.rolloutsPerMin.toFixed(1)} rollouts_per_min_async=${asy.rolloutsPerMin.toFixed(1)} trainer_idle_sync=${sync.idle.toFixed(3)} trainer_idle_async=${asy.idle.toFixed(3)} speedup=${speedup.toFixed(2)} pass1_gain_sync=${gainSync.d.toFixed(3)} pass1_gain_async=${gainAsync.d.toFixed(3)} gain_diff=${gap.d.toFixed(3)} gain_diff_se=${gap.se.toFixed(3)} steps=${sync.steps} held_out=${gap.n} speedup_fair=${(fair.rolloutsPerMin / sync.rolloutsPerMin).toFixed(2)} pass1_gain_fair=${gainFair.d.toFixed(3)} length_ratio_before=${asy.lengthRatio.toFixed(3)} length_ratio_trained_vs_generated=${fair.lengthRatio.toFixed(3)}`);
 })().catch((err) => { console.error(err.message); process.exit(1); });

@@ -85,6 +85,10 @@ export const ErrorCodes = {
   RUN_LOCKED: 'CLAWGYM_RUN_LOCKED',
   /** The run folder cannot be written (disk full, read-only, no permission, removed). */
   RUN_DIR_UNWRITABLE: 'CLAWGYM_RUN_DIR_UNWRITABLE',
+  /** `clawgym run --frozen`: what the run would use differs from `clawgym.lock.json`. */
+  LOCK_MISMATCH: 'CLAWGYM_LOCK_MISMATCH',
+  /** `clawgym run --frozen` or `clawgym diff`: there is no lock to compare with. */
+  LOCK_MISSING: 'CLAWGYM_LOCK_MISSING',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

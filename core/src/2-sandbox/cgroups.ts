@@ -16,7 +16,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export type Controller = 'pids' | 'memory' | 'cpu';
 const CONTROLLERS: Controller[] = ['pids', 'memory', 'cpu'];
 export interface CgroupController { version: 1 | 2; parent: string }
-export type Cgroups = Partial<Record<Controller, CgroupController>>;
+/**
+ * The controllers this process can create groups in; `cpuacct`: cgroup v1's CPU accounting
+ * hierarchy (no limit: each sandbox's CPU seconds for the run's cost accounting; v2 keeps them in
+ * every group's `cpu.stat`).
+ */
+export type Cgroups = Partial<Record<Controller, CgroupController>> & { cpuacct?: CgroupController };
 
 const LIMIT_FILE: Record<1 | 2, Record<Controller, string>> = {
   1: { pids: 'pids.max', memory: 'memory.limit_in_bytes', cpu: 'cpu.cfs_quota_us' },
@@ -66,7 +71,26 @@ export function detectCgroups(): Cgroups {
       if (enableV2(parent, c) && probeCgroup(2, c, parent)) found[c] = { version: 2, parent };
     }
   }
+  const acct = v1.get('cpuacct');
+  const acctPath = ownPath((ctrls) => ctrls.split(',').includes('cpuacct'));
+  if (acct && acctPath !== undefined && probeAccounting(join(acct, acctPath))) found.cpuacct = { version: 1, parent: join(acct, acctPath) };
   return found;
+}
+
+/** Whether a v1 cpuacct group can be made under `parent` and counts CPU time. */
+function probeAccounting(parent: string): boolean {
+  const dir = join(parent, `clawgym-probe-${process.pid}-${randomBytes(3).toString('hex')}`);
+  try { mkdirSync(dir); } catch { return false; }
+  try {
+    return /^\d+\s*$/.test(readFileSync(join(dir, 'cpuacct.usage'), 'utf8'));
+  } catch { return false; } finally {
+    try { rmdirSync(dir); } catch { /* best effort */ }
+  }
+}
+
+/** The CPU accounting group of cgroup `name`, where v1's cpuacct is mounted (see {@link Cgroups}). */
+export function accountingCgroup(cgroups: Cgroups, name: string): string | undefined {
+  return cgroups.cpuacct ? join(cgroups.cpuacct.parent, name) : undefined;
 }
 
 /**
@@ -204,4 +228,20 @@ export function joinCgroups(cgroups: string[], cmd: string[]): string[] {
   if (!cgroups.length) return cmd;
   const joinScript = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
   return ['/bin/sh', '-c', joinScript, 'clawgym-cgroup', String(cgroups.length), ...cgroups.map((c) => `${c}/cgroup.procs`), ...cmd];
+}
+
+/**
+ * CPU seconds used by the processes of a sandbox's cgroups so far: cgroup v2's `cpu.stat`
+ * (`usage_usec`, kept in every v2 group), or v1's `cpuacct.usage` (nanoseconds) where cpuacct is
+ * mounted with cpu. Undefined when none of its groups accounts CPU time.
+ */
+export async function cgroupCpuSeconds(dirs: readonly string[]): Promise<{ cpuSeconds: number; source: string } | undefined> {
+  for (const dir of dirs) {
+    const v2 = await readFile(join(dir, 'cpu.stat'), 'utf8').catch(() => '');
+    const usec = /^usage_usec (\d+)$/m.exec(v2)?.[1];
+    if (usec !== undefined) return { cpuSeconds: Number(usec) / 1e6, source: 'cgroup v2 cpu.stat' };
+    const v1 = await readFile(join(dir, 'cpuacct.usage'), 'utf8').catch(() => '');
+    if (/^\d+\s*$/.test(v1)) return { cpuSeconds: Number(v1) / 1e9, source: 'cgroup v1 cpuacct.usage' };
+  }
+  return undefined;
 }

@@ -9,7 +9,7 @@ import { rmdir } from 'node:fs/promises';
 import { dirname, isAbsolute, posix } from 'node:path';
 import { EXEC_OUTPUT_LIMIT_BYTES, execOutput, type ExecOptions, type ExecResult, type Sandbox, type SandboxSpec } from '../contracts/sandbox';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { joinCgroups, killCgroup, removeCgroup, signalCgroup } from './cgroups';
+import { cgroupCpuSeconds, joinCgroups, killCgroup, removeCgroup, signalCgroup } from './cgroups';
 import type { Finished } from './collect';
 import { SANDBOX_PROXY_PORT } from './forwarder';
 import type { Holder } from './holder';
@@ -236,6 +236,7 @@ export async function createLocalSandbox(spec: SandboxSpec, m: Machine, root: st
     ...(isolatedNet ? { modelSocketPath: bwrap ? SANDBOX_PROXY_SOCKET : socketPath } : {}),
     exec: execFor(b, () => destroyed !== undefined),
     ...hostFiles(paths),
+    usage: async () => (await cgroupCpuSeconds(slot.cgroups)) ?? {},
     destroy() {
       clearTimeout(wallTimer);
       destroyed ??= slot.holder ? destroyHeld(b, slot.holder, background) : destroyPlain(b);

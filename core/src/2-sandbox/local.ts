@@ -22,6 +22,7 @@ import { refuseEnvironment } from './environment';
 import { checkId, createLocalSandbox } from './local-sandbox';
 import { describeMachine, detectMachine, enforcementOf, fallbackWarning, type LimitEnforcement, type Machine } from './machine';
 import { SlotPool } from './slot';
+import { localIdentity } from './identity';
 import { sweepSandboxes } from './sweep';
 
 export { bubblewrapPath, enforcementHere, type LimitEnforcement } from './machine';
@@ -105,6 +106,7 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
     name: 'local',
     async describeIsolation() { return describeMachine(await getMachine()); },
     systemOf: () => (options.rootfs === undefined ? undefined : `root filesystem ${options.rootfs}`),
+    identity: () => localIdentity(options.rootfs),
     async limitEnforcement() { return enforcementOf(await getMachine()); },
     async mode() { return (await getMachine()).mode; },
     async usesHolder() { return (await getMachine()).holder; },

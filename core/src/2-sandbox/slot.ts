@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { SandboxSpec } from '../contracts/sandbox';
 import { ClawGymError, ErrorCodes } from '../errors';
-import { controllersFor, makeCgroups, removeCgroup, writeLimits, type Controller } from './cgroups';
+import { accountingCgroup, controllersFor, makeCgroups, removeCgroup, writeLimits, type Controller } from './cgroups';
 import { SANDBOX_PROXY_PORT } from './forwarder';
 import { Holder } from './holder';
 import { NETNS_RUN, type Machine } from './machine';
@@ -107,10 +107,12 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
   const workspace = join(dir, 'workspace');
   const home = join(dir, 'home');
   const cgName = `clawgym-${`${shape.runId}-${name}`.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)}-${randomBytes(3).toString('hex')}`;
+  // CPU accounting (cgroup v1's cpuacct): no limit, the sandbox's CPU seconds for the run's cost.
+  const acct = accountingCgroup(m.cgroups, cgName);
   const owner: OwnerFile = {
     pid: process.pid, pidStart: startTimeOf(process.pid), host: hostname(), runId: shape.runId, ...(shape.project ? { project: shape.project } : {}), rolloutId: name,
     created: new Date().toISOString(), mode: m.mode,
-    cgroups: shape.controllers.filter((c) => m.cgroups[c]).map((c) => join(m.cgroups[c]!.parent, cgName)).filter((v, i, a) => a.indexOf(v) === i),
+    cgroups: [...shape.controllers.filter((c) => m.cgroups[c]).map((c) => join(m.cgroups[c]!.parent, cgName)), ...acct ? [acct] : []].filter((v, i, a) => a.indexOf(v) === i),
   };
   let cgroups: string[] = [];
   try {
@@ -118,6 +120,10 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
     await mkdir(workspace);
     await mkdir(join(home, 'tmp'), { recursive: true });
     cgroups = await makeCgroups(m.cgroups, cgName, shape.controllers);
+    if (acct && !cgroups.includes(acct)) {
+      await mkdir(acct).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
+      cgroups.push(acct);
+    }
     await writeLimits(m.cgroups, cgName, limits);
   } catch (e) {
     for (const cg of owner.cgroups) await removeCgroup(cg);

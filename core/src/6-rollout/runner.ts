@@ -1,7 +1,7 @@
 import type { Harness } from '../contracts/harness';
 import type { CanonicalMessage } from '../contracts/messages';
 import type { CallSummary } from '../contracts/records';
-import type { Sandbox, SandboxLimits, SandboxProvider } from '../contracts/sandbox';
+import type { Sandbox, SandboxLimits, SandboxProvider, SandboxUsage } from '../contracts/sandbox';
 import type { Task, Verdict } from '../contracts/task';
 import type { InfraClass, RolloutOutcome } from '../contracts/tree';
 import { setMaxListeners } from 'node:events';
@@ -45,6 +45,8 @@ export interface RolloutReport extends RolloutResult {
   phases?: RolloutPhases;
   /** A plugin's bug that ended the rollout (a verifier or a `beforeRollout` tap that threw), with its stack: never retried. */
   fault?: RolloutFault;
+  /** What the final attempt's sandbox used, where its provider measures it (CPU seconds by cgroup). */
+  usage?: SandboxUsage;
 }
 
 /** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
@@ -201,6 +203,7 @@ export class RolloutRunner {
     let startupExpired = false;
     let records: CallSummary[] = [];
     let fingerprint: HarnessFingerprint | undefined;
+    let usage: SandboxUsage | undefined;
     const session = this.o.proxy.openSession(sessionId, { classify: job.harness.classifyCall?.bind(job.harness) });
     const abort = new AbortController();
     const onAbort = () => abort.abort();
@@ -276,6 +279,8 @@ export class RolloutRunner {
       records = await this.o.proxy.heads(sessionId).catch(() => []);
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      // What the sandbox used, for the run's cost accounting: read before it is destroyed.
+      usage = await sandbox?.usage?.().catch(() => undefined);
       await sandbox?.destroy().catch(() => undefined);
     }
     const report: RolloutReport = {
@@ -286,6 +291,7 @@ export class RolloutRunner {
       ...(infraClass ? { infraClass } : {}),
       ...(fingerprint ? { fingerprint } : {}),
       ...(fault ? { fault } : {}),
+      ...(usage ? { usage } : {}),
     };
     if (this.o.kernel) await this.o.kernel.hooks.afterRollout.promise(report);
     return report;

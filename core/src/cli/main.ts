@@ -17,6 +17,7 @@ import { reportCommand, type ReportCliOptions } from './commands/report';
 import { fingerprintCommand } from './commands/fingerprint';
 import { newPluginCommand } from './commands/new';
 import { NEW_PLUGIN_KINDS } from '../scaffold/new-plugin';
+import { diffCommand, lockCommand } from './commands/lock';
 import type { LiveStream } from './live';
 
 interface CommonOptions { config?: string }
@@ -77,7 +78,11 @@ function trainingCommands(command: CommandMaker, io: CliIo): void {
     .option('--resume', 'continue the run from its last finished step')
     .option('-n, --name <name>', 'run name (default: the config\'s name)')
     .option('--steps <n>', 'train this many steps in all instead of run.steps (with --resume: extend a finished run)')
-    .action(async (opts: { config?: string; resume?: boolean; name?: string; steps?: string }) => runCommand(opts, io));
+    .option('--frozen', 'refuse to start when anything differs from clawgym.lock.json beside the config (harness CLIs, model files, sandbox image, packages, tasks, config)')
+    .action(async (opts: { config?: string; resume?: boolean; name?: string; steps?: string; frozen?: boolean }) => runCommand(opts, io));
+  command('lock', 'write clawgym.lock.json beside the config: harness CLIs (package, version, integrity, fingerprint), model files, sandbox image, packages, task suites, config hash')
+    .option('--json', 'print the lock as JSON')
+    .action(async (opts: { config?: string; json?: boolean }) => lockCommand(opts, io));
   command('eval', 'evaluate the policy on the test split: Pass@1 and pass@k per harness and category, as real rollouts')
     .option('-e, --engine <name>', 'engine instead of the config\'s; "oracle" plays each task\'s solution, "null" answers "I don\'t know"')
     .option('--harness <name...>', 'harnesses instead of the config\'s')
@@ -152,6 +157,11 @@ function runFolderCommands(program: Command, command: CommandMaker, io: CliIo): 
     .argument('[run]', 'run directory (default: the newest under runs/ that used the harness)')
     .option('--json', 'print JSON')
     .action(async (name: string, run: string | undefined, opts: { json?: boolean }) => fingerprintCommand(name, run, opts, io));
+  program.command('diff').description('what differed between two runs: config options, harness CLIs, model files, sandbox, packages, tasks')
+    .exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err })
+    .argument('<runA>', 'run directory').argument('<runB>', 'run directory')
+    .option('--json', 'print JSON')
+    .action(async (a: string, b: string, opts: { json?: boolean }) => diffCommand(a, b, opts, io));
   command('template', 'render a request with a model folder\'s tokenizer and chat template as the proxy would ({"text", "ids"}), or parse generated ids back')
     .argument('[request]', 'a request body (JSON file; OpenAI Chat by default)')
     .requiredOption('-m, --model <folder>', 'the model\'s Hugging Face folder (tokenizer.json, tokenizer_config.json, chat template)')

@@ -84,6 +84,14 @@ export const ConfigSchema = z.strictObject({
     async: z.strictObject({
       maxStaleness: z.number().int().min(0).default(2),
       maxVersionSpan: z.number().int().min(0).optional(),
+      /**
+       * Which finished groups a step trains. `freshest` (default): the freshest, stale rollouts
+       * dropped — long rollouts start under older weights and are dropped more often, so training
+       * leans to short tasks. `fair`: the groups that started first, none dropped for staleness or
+       * span; no new group starts while the oldest running one is more than `maxStaleness`
+       * versions behind, which bounds staleness without favouring short tasks.
+       */
+      policy: z.enum(['freshest', 'fair']).default('freshest'),
     }).optional(),
   }).prefault({}),
   loss: z.strictObject({
@@ -111,6 +119,31 @@ export const ConfigSchema = z.strictObject({
     /** A client that has not sent a request's body this long after its headers is answered 408 and closed. */
     bodyTimeoutMs: positiveInt.default(10_000),
   }).prefault({}),
+  /**
+   * What the run's resources cost, to turn its cost figures (`cost/` in metrics.jsonl) into money:
+   * tokens per million, sandboxes per hour of sandbox wall time, the engine's and the trainer's
+   * GPUs per hour they are held (the step's wall time, times how many). Unset: figures only.
+   */
+  prices: z.strictObject({
+    /** The unit the money is shown in. */
+    currency: z.string().min(1).default('USD'),
+    /** Per million prompt tokens the engine prefilled (new, not reused from the prefix). */
+    promptTokens: z.number().min(0).default(0),
+    /** Per million prompt tokens reused from the rollout's prefix (a provider's cached-input price). */
+    reusedTokens: z.number().min(0).default(0),
+    /** Per million generated tokens. */
+    generatedTokens: z.number().min(0).default(0),
+    /** Per million tokens the trainer stepped on (hosted trainers bill these). */
+    trainedTokens: z.number().min(0).default(0),
+    /** Per hour of sandbox wall time (each rollout's sandbox, from creation to removal). */
+    sandboxHour: z.number().min(0).default(0),
+    /** Per GPU-hour of the engine, and how many GPUs it holds. */
+    engineGpuHour: z.number().min(0).default(0),
+    engineGpus: z.number().min(0).default(1),
+    /** Per GPU-hour of the trainer, and how many GPUs it holds (0 where it shares the engine's). */
+    trainerGpuHour: z.number().min(0).default(0),
+    trainerGpus: z.number().min(0).default(1),
+  }).optional(),
   hooks: z.strictObject({
     /** How long an async tap may stay pending before it fails the hook. */
     timeoutMs: positiveInt.default(60_000),

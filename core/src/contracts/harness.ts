@@ -48,6 +48,12 @@ export interface Harness {
   /** The wire format it speaks to the model. */
   readonly wireFormat: WireFormat;
   /**
+   * The npm package of its CLI (e.g. `@anthropic-ai/claude-code`), for the run lock: where the
+   * slot gives no `bin`, the lock records the version and integrity of this package as the
+   * project resolves it. Unset for harnesses that are no separate CLI.
+   */
+  readonly cliPackage?: string;
+  /**
    * Is it installed and runnable here, with these options (the slot's: a `bin` path among
    * them)? `clawgym doctor` and the preflight of `run`, `eval` and `sft` ask; `install` says how
    * when not.

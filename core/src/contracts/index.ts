@@ -13,3 +13,4 @@ export * from './kernels';
 export * from './reporter';
 export * from './policy-loss';
 export * from './check';
+export * from './lock';

@@ -143,11 +143,24 @@ export interface Sandbox {
    */
   sync?(): Promise<void>;
   /**
+   * What the sandbox's processes used so far, where the provider can measure it (a cgroup's CPU
+   * time): the run's cost accounting reads it after verification, before `destroy`.
+   */
+  usage?(): Promise<SandboxUsage>;
+  /**
    * Stop everything inside (nothing runs or writes once it resolves) and remove every trace.
    * A provider may finish the removal in the background (Docker: the container is frozen, then
    * removed); its `close()` waits for that. Idempotent.
    */
   destroy(): Promise<void>;
+}
+
+/** What a sandbox's processes used (see {@link Sandbox.usage}); a figure it cannot measure is absent. */
+export interface SandboxUsage {
+  /** CPU seconds, user and system, of every process the sandbox ran. */
+  cpuSeconds?: number;
+  /** Where the figure comes from, e.g. `cgroup v2 cpu.stat`. */
+  source?: string;
 }
 
 /** Report of a sweep of leftovers from killed runs. */
@@ -156,6 +169,16 @@ export interface SweepReport {
 }
 
 /** Creates sandboxes; registered by sandbox plugins (`local`, `docker`, ...). */
+/** What a sandbox provider's sandboxes run on, by content (see {@link SandboxProvider.identity}). */
+export interface SandboxIdentity {
+  /** `image`: a container image; `rootfs`: a root filesystem folder; `host`: this machine's own system. */
+  kind: 'image' | 'rootfs' | 'host';
+  /** The image's name, the folder, or a description of the host. */
+  ref: string;
+  /** The image's id (sha256:…), or a sha256 over the folder's files. */
+  digest: string;
+}
+
 export interface SandboxProvider {
   readonly name: string;
   /** True when `create` runs a spec's {@link SandboxSpec.environment} (builds or pulls its image). */
@@ -171,6 +194,12 @@ export interface SandboxProvider {
    * then checks harness CLIs inside one of its sandboxes instead of on this machine.
    */
   systemOf?(): string | undefined;
+  /**
+   * What its sandboxes run on, by content, for the run lock (`clawgym lock`): an image's digest,
+   * a root filesystem's hash, or this machine's system. Two images built differently under one
+   * tag differ here. Default: unknown (the lock records only the provider's name).
+   */
+  identity?(): Promise<SandboxIdentity>;
   /**
    * Remove leftovers (processes, mounts, containers, temp dirs) labelled with `runId`, or all;
    * with `scope.project`, only those of that project.

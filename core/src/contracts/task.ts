@@ -90,6 +90,12 @@ export type Split = 'train' | 'test';
 export interface TaskSuite {
   readonly name: string;
   /**
+   * The files and folders its tasks are read from (tasks, verifiers, splits), absolute: the run
+   * lock hashes their content, so an edited verifier script changes the suite's hash. Unset for
+   * suites made in code (their tasks' text and functions are hashed instead).
+   */
+  readonly sources?: readonly string[];
+  /**
    * The tasks of a split. `options` are the config slot's (`tasks: [{ use: 'builtin', options }]`);
    * a suite validates them with its schema.
    */

@@ -1,5 +1,7 @@
 import type { MetricsEvent } from '../contracts/reporter';
 import type { StepAggregates } from './step-aggregates';
+import { pass1ByCost } from './cost-summary';
+import { lengthSeries } from './lengths';
 
 /** One series of a chart: [step, value] points; `err` a ± band per point; `raw` drawn faint, behind its smoothed line. */
 export interface Series { name: string; points: [number, number][]; err?: number[]; raw?: boolean }
@@ -9,11 +11,13 @@ export interface Chart {
   id: string;
   title: string;
   yLabel: string;
+  /** What the x axis counts (default: step). */
+  xLabel?: string;
   series: Series[];
 }
 
 /** The figures of one run the charts are drawn from. */
-export interface RunFigures { name: string; events: readonly MetricsEvent[]; steps: StepAggregates }
+export interface RunFigures { name: string; events: readonly MetricsEvent[]; steps: StepAggregates; currency?: string }
 
 const keysLike = (events: readonly MetricsEvent[], prefix: string) =>
   [...new Set(events.flatMap((e) => Object.keys(e.values)).filter((k) => k.startsWith(prefix)))].sort();
@@ -77,7 +81,10 @@ function runCharts(f: RunFigures, prefix: string): Chart[] {
       p({ name: 'trained (whole step)', points: ratio(steps, (v) => v['train/tokens'] ?? 0, 'seconds') }),
     ] },
     { id: 'staleness', title: 'Staleness of trained rollouts (policy versions behind)', yLabel: 'versions', series: (staleness.size ? fromMap(staleness) : stalenessFromMetrics(steps)).map(p) },
+    { id: 'lengths', title: 'Rollout lengths: finished vs trained (asynchronous runs; share per bucket)', yLabel: 'share', xLabel: 'seconds <', series: lengthSeries(f.events).map(p) },
     { id: 'trees', title: 'Trees: calls, trained rollouts, what the filters removed', yLabel: 'count', series: ['calls', 'trained', 'infra', ...keysLike(steps, 'filter/')].map((k) => p(series(steps, k))) },
+    { id: 'pass1-cost', title: `Held-out Pass@1 against cumulative cost (${f.currency ?? 'sandbox-hours; no prices in the config'})`, yLabel: 'Pass@1', xLabel: pass1ByCost(f.events, Boolean(f.currency)).xLabel, series: [p({ name: 'all', points: pass1ByCost(f.events, Boolean(f.currency)).points })] },
+    { id: 'cost', title: 'Cost per step: seconds of sandboxes, harnesses, engine calls and the trainer', yLabel: 'seconds', series: ['sandbox_seconds', 'sandbox_cpu_seconds', 'harness_seconds', 'engine_seconds', 'trainer_seconds'].map((k) => p(series(steps, `cost/${k}`, k.replace('_seconds', '')))) },
     { id: 'mismatch', title: 'Engine/trainer mismatch and clipping', yLabel: 'value', series: ['train/mismatchAbsLogp', 'train/mismatchKl', 'train/clipFraction'].map((k) => p(series(steps, k, k.slice(6)))) },
   ];
 }

@@ -29,8 +29,10 @@ export function drawCharts(charts: any[]): void { // eslint-disable-line @typesc
     el('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#999' }, svg); el('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#999' }, svg);
     el('text', { x: 4, y: H - B, 'font-size': 10 }, svg).textContent = String(+y0.toPrecision(3));
     el('text', { x: 4, y: T + 4, 'font-size': 10 }, svg).textContent = String(+y1.toPrecision(3));
-    el('text', { x: L, y: H - 8, 'font-size': 10 }, svg).textContent = `step ${+x0.toFixed(1)}`;
-    el('text', { x: W - R - 50, y: H - 8, 'font-size': 10 }, svg).textContent = `step ${+x1.toFixed(1)}`;
+    const xl = c.xLabel ?? 'step';
+    const xt = (x: number) => `${xl} ${xl === 'step' ? +x.toFixed(1) : +x.toPrecision(3)}`;
+    el('text', { x: L, y: H - 8, 'font-size': 10 }, svg).textContent = xt(x0);
+    el('text', { x: W - R - 70, y: H - 8, 'font-size': 10 }, svg).textContent = xt(x1);
     let color = 0;
     c.series.forEach((s: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
       const col = colors[(s.raw ? color : color++) % colors.length];

@@ -50,7 +50,7 @@ pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px;max-h
  * is one self-contained file (no external reference); otherwise it reads its data files, which
  * also load from file:// (scripts, not fetches).
  */
-export function renderPage(o: { title: string; summary: Record<string, string>; charts: readonly Chart[]; meta: ViewerMeta; inline?: { index: unknown[]; details: unknown[] } }): string {
+export function renderPage(o: { title: string; summary: Record<string, string>; tables?: readonly { title: string; rows: readonly (readonly [string, string])[] }[]; charts: readonly Chart[]; meta: ViewerMeta; inline?: { index: unknown[]; details: unknown[] } }): string {
   const inline = o.inline
     ? [...o.inline.index.map((p, n) => `<script type="application/json" id="cg-index-${n}">${scriptJson(p)}</script>`),
       ...o.inline.details.map((p, n) => `<script type="application/json" id="cg-detail-${n}">${scriptJson(p)}</script>`)].join('\n')
@@ -60,6 +60,7 @@ export function renderPage(o: { title: string; summary: Record<string, string>; 
 <html lang="en"><head><meta charset="utf-8"><title>${esc(o.title)}</title><style>${STYLE}</style></head><body>
 <h1>${esc(o.title)}</h1>
 <table id="summary">${Object.entries(o.summary).map(([k, v]) => `<tr><td>${esc(k)}</td><td><b>${esc(v)}</b></td></tr>`).join('')}</table>
+${(o.tables ?? []).map((t) => `<details class="facts-table"><summary>${esc(t.title)}</summary><table>${t.rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('')}</table></details>`).join('\n')}
 <div id="charts"></div>
 <section id="rollouts"><h2>Rollouts</h2><div id="filters"></div>
 <div><button id="prev">‹ previous</button> <button id="next">next ›</button> <span id="list-count">loading…</span></div>

@@ -1,5 +1,9 @@
-import { existsSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { RunLock } from '../contracts/lock';
+import { formatLock, LOCK_FILE } from './lock-diff';
+import { costSummary } from './cost-summary';
+import { lengthRatio } from './lengths';
 import { ClawGymError, ErrorCodes } from '../errors';
 import { chartsOf, type Chart } from './charts';
 import { metricsFile, readMetrics } from './metrics-log';
@@ -17,7 +21,29 @@ export interface ReportModel {
   names: string[];
   charts: Chart[];
   summary: Record<string, string>;
+  /** Tables under the summary: each run's lock (`clawgym.lock.json`), its costs. */
+  tables: ReportTable[];
   index: RolloutIndex;
+}
+
+/** A titled table of the report: one row per line, a label and its value. */
+export interface ReportTable { title: string; rows: [string, string][] }
+
+/** The currency of the run's price table (its config.json), when it has one. */
+function currencyOf(runDir: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8')) as { prices?: { currency?: string } }).prices?.currency;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The run's lock as rows (what `clawgym lock` prints), when its folder has one. */
+function lockTable(runDir: string, prefix: string): ReportTable | undefined {
+  const file = join(runDir, LOCK_FILE);
+  if (!existsSync(file)) return undefined;
+  const lock = JSON.parse(readFileSync(file, 'utf8')) as RunLock;
+  return { title: `${prefix}run lock (${LOCK_FILE})`, rows: formatLock(lock).map((l) => { const m = /^(\S+)\s+(.*)$/.exec(l)!; return [m[1]!, m[2]!]; }) };
 }
 
 const pct = (x: unknown) => (typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '-');
@@ -44,6 +70,7 @@ export async function reportModel(runDirArgs: readonly string[], onEntry?: (e: R
   const index = new RolloutIndex();
   const figures = [];
   const summary: Record<string, string> = {};
+  const tables: ReportTable[] = [];
   for (const [i, runDir] of runDirs.entries()) {
     const events = await readMetrics(runDir);
     const steps = new StepAggregates();
@@ -57,7 +84,8 @@ export async function reportModel(runDirArgs: readonly string[], onEntry?: (e: R
       trained += e.tree?.trainedTokens ?? 0;
       reuse += e.tito.reuse; later += e.tito.reuse + e.tito.forks;
     }
-    figures.push({ name: names[i]!, events, steps });
+    const currency = currencyOf(runDir);
+    figures.push({ name: names[i]!, events, steps, ...(currency ? { currency } : {}) });
     const stepEvents = events.filter((e) => e.kind === 'step');
     const evals = events.filter((e) => e.kind === 'eval' && typeof e.values.pass1 === 'number');
     const withSe = (e: (typeof evals)[number]) => `${pct(e.values.pass1)}${typeof e.values['pass1/se'] === 'number' ? ` ± ${pct(e.values['pass1/se'])}` : ''}`;
@@ -69,9 +97,14 @@ export async function reportModel(runDirArgs: readonly string[], onEntry?: (e: R
       ? `${logged} (${infra})`
       : `${stepEvents.reduce((n, e) => n + Number(e.values.rollouts ?? 0), 0)} (${stepEvents.reduce((n, e) => n + Number(e.values.infra ?? 0), 0)}); no rollout log in this run folder, so no rollout list`;
     if (logged) summary[`${p}trained tokens, TITO reuse`] = `${trained.toLocaleString('en')}, ${later ? pct(reuse / later) : '-'}`;
+    Object.assign(summary, costSummary(events, currency, p));
+    const lengths = lengthRatio(events);
+    if (lengths) summary[`${p}rollout length, trained / finished`] = lengths;
+    const lock = lockTable(runDir, p);
+    if (lock) tables.push(lock);
   }
   const title = runDirs.length > 1 ? `ClawGym runs ${names.join(' vs ')}` : `ClawGym run ${names[0]}`;
-  return { title, runDirs, names, charts: chartsOf(figures), summary, index };
+  return { title, runDirs, names, charts: chartsOf(figures), summary, tables, index };
 }
 
 /** The list's rows in pages. */

@@ -30,7 +30,7 @@ export async function serveReport(runDirArgs: readonly string[], o: { port?: num
   const tokenizers = runDirs.map((d) => runTokenizer(d, undefined, d));
   const pages = indexPages(model.index);
   const meta: ViewerMeta = { mode: 'files', dataDir: 'data', indexPages: pages.length, detailChunk: 1, total: model.index.rows.length, dicts: model.index.dicts };
-  const html = renderPage({ title: model.title, summary: model.summary, charts: model.charts, meta });
+  const html = renderPage({ title: model.title, summary: model.summary, tables: model.tables, charts: model.charts, meta });
   const server: Server = createServer((req, res) => {
     const send = (status: number, type: string, body: string) => { res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store' }); res.end(body); };
     const path = (req.url ?? '/').split('?')[0]!;

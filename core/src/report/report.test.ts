@@ -12,6 +12,7 @@ import { CallStore } from '../5-records/call-store';
 import { buildTree } from '../7-tree/builder';
 import { simulateRollout } from '../testing/simulated-harness';
 import { StepAggregates } from './step-aggregates';
+import type { RunLock } from '../contracts/lock';
 
 const dirs: string[] = [];
 const tmp = (prefix: string) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
@@ -47,7 +48,7 @@ describe('run charts', () => {
     steps.add(entry(2, 'agentloop', { category: 'csv', reward: 0 }));
     const charts = chartsOf([{ name: 'a', events, steps }]);
     const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
-    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'trees', 'mismatch']);
+    expect(charts.map((c) => c.id)).toEqual(['reward', 'pass1', 'reward-harness', 'reward-category', 'infra', 'tito', 'drift', 'throughput', 'staleness', 'lengths', 'trees', 'pass1-cost', 'cost', 'mismatch']);
     expect(byId.reward!.series.map((s) => [s.name, Boolean(s.raw)])).toEqual([['raw', true], ['smoothed', false]]);
     expect(byId.pass1!.series[0]!.err).toEqual([0.05, 0.05, 0.05]);
     expect(byId.pass1!.series.map((s) => s.name)).toEqual(['all', 'agentloop/all', 'agentloop/write']);
@@ -107,6 +108,26 @@ describe('rollout log', () => {
   });
 });
 
+describe('rollout lengths of an asynchronous run', () => {
+  it('draws the length distribution of finished and trained rollouts and says how their means compare', async () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    // Two steps: 4 rollouts finished in each, the long one (10 s) dropped at step 1.
+    appendFileSync(join(dir, 'metrics.jsonl'), [1, 2].map((step) => `${JSON.stringify({ kind: 'step', step: 10 + step, time: 0, values: {
+      'async/len_generated/n': 4, 'async/len_generated/seconds': 13, 'async/len_generated/lt_1': 3, 'async/len_generated/lt_16': 1,
+      'async/len_trained/n': step === 1 ? 3 : 4, 'async/len_trained/seconds': step === 1 ? 3 : 13, 'async/len_trained/lt_1': 3, ...(step === 1 ? {} : { 'async/len_trained/lt_16': 1 }),
+    } })}\n`).join(''));
+    const html = readFileSync(await writeReport(dir), 'utf8');
+    const charts = JSON.parse(/<script id="cg-charts" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as { id: string; series: { name: string; points: [number, number][] }[] }[];
+    expect(charts.find((c) => c.id === 'lengths')!.series).toEqual([
+      { name: 'finished (trained or dropped)', points: [[1, 0.75], [16, 0.25]] },
+      { name: 'trained', points: [[1, 6 / 7], [16, 1 / 7]] },
+    ]);
+    // Means: 16 s over 7 trained, 26 s over 8 finished.
+    expect(html).toContain(`<tr><td>rollout length, trained / finished</td><td><b>${(16 / 7 / (26 / 8)).toFixed(3)} (mean 2.3 s trained, 3.3 s finished; 1.000: no bias against long tasks)</b>`);
+  });
+});
+
 describe('written report', () => {
   it('is one self-contained file with no external references, for a run with no rollout log too', async () => {
     const dir = tmp('report-');
@@ -115,6 +136,24 @@ describe('written report', () => {
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/);
     expect(html).toContain('0.0% ± 5.0% → 40.0% ± 5.0%');
     expect(html).toContain('no rollout log in this run folder');
+  });
+
+  it('shows the run\'s lock: harness CLIs, model files, sandbox, tasks, packages', async () => {
+    const dir = tmp('report-');
+    metrics(dir);
+    const lock: RunLock = {
+      lockVersion: 1, createdAt: '2026-12-07T00:00:00.000Z', config: 'a'.repeat(64), packages: { '@clawgym/core': '0.1.0', '@clawgym/harness-pi': '0.1.0' },
+      harnesses: { pi: { provider: '@clawgym/harness-pi@0.1.0', cli: { package: '@mariozechner/pi-coding-agent', version: '0.70.2', integrity: 'sha512-abcdefghijklmnopqrstuvwxyz', manifest: 'b'.repeat(64) }, fingerprint: { harness: 'pi', system: '0123456789abcdef', tools: { bash: 'x', read: 'y' } } } },
+      model: { 'engine.tokenizer': { 'tokenizer_config.json': 'c'.repeat(64) } },
+      sandbox: { name: 'docker', provider: '@clawgym/sandbox-docker@0.1.0', kind: 'image', ref: 'clawgym-openclaw:1', digest: `sha256:${'d'.repeat(64)}` },
+      tasks: { builtin: { provider: '@clawgym/task-builtin@0.1.0', tasks: 'e'.repeat(64), train: 1000, test: 600 } },
+    };
+    writeFileSync(join(dir, 'clawgym.lock.json'), JSON.stringify(lock));
+    const html = readFileSync(await writeReport(dir), 'utf8');
+    expect(html).toContain('<summary>run lock (clawgym.lock.json)</summary>');
+    expect(html).toContain('<tr><td>harness</td><td>pi: @mariozechner/pi-coding-agent@0.70.2 sha512-abcdefghijkl… (from @clawgym/harness-pi@0.1.0), system 0123456789abcdef, 2 tools</td></tr>');
+    expect(html).toContain('<tr><td>sandbox</td><td>docker (from @clawgym/sandbox-docker@0.1.0): image clawgym-openclaw:1 dddddddddddd</td></tr>');
+    expect(html).toContain('<tr><td>tasks</td><td>builtin: 1000 train, 600 test, eeeeeeeeeeee</td></tr>');
   });
 });
 

@@ -64,12 +64,12 @@ export async function writeReport(runDirArg: string | readonly string[], o: Writ
   if (mode === 'inline') {
     const details: unknown[] = [];
     await eachDetailChunk(model, DETAIL_CHUNK, async (_n, p) => { details.push(p); });
-    await writeFile(file, renderPage({ title: model.title, summary: model.summary, charts: model.charts, meta, inline: { index: pages, details } }));
+    await writeFile(file, renderPage({ title: model.title, summary: model.summary, tables: model.tables, charts: model.charts, meta, inline: { index: pages, details } }));
     return file;
   }
   await mkdir(dataDir, { recursive: true });
   for (const [n, p] of pages.entries()) await writeFile(join(dataDir, `index-${n}.js`), dataScript('index', n, p));
   await eachDetailChunk(model, DETAIL_CHUNK, (n, p) => writeFile(join(dataDir, `detail-${n}.js`), dataScript('detail', n, p)));
-  await writeFile(file, renderPage({ title: model.title, summary: model.summary, charts: model.charts, meta }));
+  await writeFile(file, renderPage({ title: model.title, summary: model.summary, tables: model.tables, charts: model.charts, meta }));
   return file;
 }

@@ -7,6 +7,7 @@ import type { AdvantageResult, RolloutTree } from '../contracts/tree';
 import type { RolloutPhases, RolloutReport } from '../6-rollout/runner';
 import { driftStats } from '../5-records/drift-stats';
 import { titoStats } from '../5-records/tito-stats';
+import { rolloutCost, type RolloutCost } from '../6-rollout/cost';
 
 /** Where a run's rollout log lies: one JSON line per finished rollout, appended step by step. */
 export const rolloutsFile = (runDir: string) => join(runDir, 'rollouts.jsonl');
@@ -62,6 +63,8 @@ export interface RolloutEntry {
   /** Trained at this policy version (staleness = trainedAt − policy[0]). */
   trainedAt?: number;
   tree?: { nodes: TreeNodeEntry[]; dropped?: string; trainedTokens: number; untrainedTokens: number };
+  /** What the rollout used: sandbox wall and CPU seconds, harness and engine seconds, prompt tokens new and reused, generated tokens. */
+  cost?: RolloutCost;
 }
 
 function treeEntry(tree: RolloutTree, advantages?: AdvantageResult): RolloutEntry['tree'] {
@@ -121,6 +124,7 @@ export function rolloutEntryOf(step: number, report: RolloutReport, tree?: Rollo
     ...(versions(report.records) ? { policy: versions(report.records) } : {}),
     ...(trainedAt !== undefined ? { trainedAt } : {}),
     ...(tree ? { tree: treeEntry(tree, advantages) } : {}),
+    cost: rolloutCost(report),
   };
 }
 

@@ -4,6 +4,7 @@ import { evaluate } from '../eval/evaluate';
 import type { RunServices } from './compose';
 import type { ProgressTracker } from './progress';
 import { refuseAllInfraEval } from './infra-guard';
+import type { RunCost } from './cost';
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
@@ -15,8 +16,9 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
  * interrupted evaluation is not one: a resumed run evaluates that step again). An evaluation
  * whose every rollout was an infrastructure failure measured nothing and stops the run.
  */
-export async function heldOutEval(s: RunServices, o: { name: string; runDir: string; step: number; progress: ProgressTracker; signal?: AbortSignal }): Promise<{ event: MetricsEvent; text: string } | undefined> {
+export async function heldOutEval(s: RunServices, o: { name: string; runDir: string; step: number; progress: ProgressTracker; signal?: AbortSignal; cost?: RunCost }): Promise<{ event: MetricsEvent; text: string } | undefined> {
   const { config } = s.kernel;
+  const started = Date.now();
   const dir = join(o.runDir, 'eval', `step-${o.step}`);
   const runId = `${o.name}-eval`;
   o.progress.phase('eval', o.step, s.tasks.test.length * s.evalHarnesses.length);
@@ -34,6 +36,8 @@ export async function heldOutEval(s: RunServices, o: { name: string; runDir: str
   values['pass1/n'] = all.reduce((n, r) => n + r.samples, 0);
   values['pass1/se'] = values['pass1/n'] ? Math.sqrt(values.pass1 * (1 - values.pass1) / values['pass1/n']) : 0;
   o.progress.pass1 = values.pass1;
+  // What the evaluation cost (its rollouts; the engine and trainer held through it), and the run's totals after it.
+  if (o.cost) Object.assign(values, o.cost.evaluation(report.reports, (Date.now() - started) / 1000));
   return {
     event: { kind: 'eval', step: o.step, time: Date.now(), values },
     text: `eval at step ${o.step}: held-out Pass@1 ${(100 * values.pass1).toFixed(1)}% (${s.tasks.test.length} tasks)`,

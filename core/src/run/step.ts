@@ -39,6 +39,10 @@ export interface StepOutcome {
   advantages?: AdvantageResult;
   /** Seconds the trainer waited for rollouts (the whole rollout phase in the synchronous loop). */
   rolloutSeconds: number;
+  /** Seconds of the trainer's step (trees and advantages apart), when it stepped. */
+  trainSeconds?: number;
+  /** Asynchronous mode: rollouts that finished but were dropped as too stale (they cost, and were not trained). */
+  dropped?: RolloutReport[];
   /** Asynchronous mode: the step's own metrics (staleness, drops, throughput) and the units it consumed. */
   async?: { values: Record<string, number>; units: number[] };
 }
@@ -94,17 +98,19 @@ function callsOf(source: RecordSource | undefined, r: RolloutReport): StepCalls 
  * `onTreeBuilt`), advantages, one trainer step, and the engine's new weights. The synchronous
  * loop gives it the step's own rollouts; the asynchronous one the freshest finished groups.
  */
-export async function trainOn(s: StepServices, reports: RolloutReport[]): Promise<{ trees: RolloutTree[]; train?: TrainMetrics; advantages?: AdvantageResult }> {
+export async function trainOn(s: StepServices, reports: RolloutReport[]): Promise<{ trees: RolloutTree[]; train?: TrainMetrics; advantages?: AdvantageResult; trainSeconds?: number }> {
   const trees = await buildStepTrees(s.kernel, reports.map((r) => ({
     ...callsOf(s.records, r),
     info: { rolloutId: r.sessionId, taskId: r.request.taskId, category: r.request.category, harness: r.request.harness, outcome: r.outcome, reward: Number.isNaN(r.reward) ? 0 : r.reward },
   })), s.engine.chatTemplate.stopIds[0]!);
   if (!trees.some(isTrainable)) return { trees };
   const advantages = await computeStepAdvantages(s.kernel, trees, s.trainer);
+  const started = Date.now();
   const train = await s.trainer.step({ trees, advantages, loss: s.kernel.config.loss, policyLoss: s.policyLoss });
+  const trainSeconds = (Date.now() - started) / 1000;
   // A trainer in another process publishes its weights; the engine loads them (or, sharing
   // the trainer's weights in process, has nothing to do).
   const published = await s.trainer.publishWeights?.();
   await s.engine.syncWeights?.(published);
-  return { trees, train, advantages };
+  return { trees, train, advantages, trainSeconds };
 }

@@ -8,7 +8,7 @@ import { Tokens } from './tokens';
 import { readMetrics } from '../report/metrics-log';
 import { appendRollouts } from '../report/rollout-log';
 import { checkpointStep, saveCheckpoint } from '../9-train/checkpoint';
-import { composeRun } from './compose';
+import { composeRun, type RunServices } from './compose';
 import { heldOutEval } from './held-out';
 import { ProgressTracker } from './progress';
 import { Reporting } from './reporting';
@@ -24,24 +24,28 @@ import { lockRunDir } from './lock';
 import { runDirWriteError } from '../util/write-failure';
 import { CallStore } from '../5-records/call-store';
 import type { RecordStore } from '../contracts/records';
-
-/** Plain data of the config, for `config.json` in the run directory (plugin objects by name). */
-function frozenConfig(config: ResolvedConfig) {
-  return JSON.parse(JSON.stringify(config, (k, v) => (v && typeof v === 'object' && typeof v.apply === 'function' ? `[plugin ${v.name}]` : v)));
-}
+import { frozenConfig } from './frozen-config';
+import { RunCost } from './cost';
+import type { RunLock } from '../contracts/lock';
+import { collectLock } from './lock/collect';
+import { refuseUnlike, withRunFingerprints, writeLock } from './lock/file';
+import { LOCK_FILE } from '../report/lock-diff';
 
 /** The run's folder and state: resumed where it stopped, with the steps already evaluated; the frozen config written. */
-async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean): Promise<{ state: RunStateFile; evaluated: Set<number> }> {
+async function openRun(config: ResolvedConfig, runDir: string, resume?: boolean): Promise<{ state: RunStateFile; evaluated: Set<number>; cost: RunCost }> {
   const state = await RunStateFile.open(runDir, { resume, steps: config.run.steps });
   // A kill between a step's checkpoint and its state: the checkpoint has the step; do not train it twice.
   const saved = resume ? await checkpointStep(join(runDir, 'checkpoint')) : undefined;
   if (saved !== undefined && saved > state.state.step) await state.finishStep(saved);
   // The steps already evaluated are the eval events in the metrics (one is appended as each
   // evaluation ends): a resumed run evaluates each step once.
-  const evaluated = new Set(resume ? (await readMetrics(runDir)).filter((e) => e.kind === 'eval').map((e) => e.step) : []);
+  const previous = resume ? await readMetrics(runDir) : [];
+  const evaluated = new Set(previous.filter((e) => e.kind === 'eval').map((e) => e.step));
+  // The run's cost totals go on from the last event that had them.
+  const cost = new RunCost(config.prices, previous);
   await mkdir(runDir, { recursive: true });
   await writeFile(join(runDir, 'config.json'), `${JSON.stringify(frozenConfig(config), null, 2)}\n`);
-  return { state, evaluated };
+  return { state, evaluated, cost };
 }
 
 /**
@@ -64,6 +68,21 @@ function tapRunParts(kernel: Kernel, parts: { reporting: Reporting; progress: Pr
   hooks.runEnd.tapPromise({ name: 'clawgym:reporters', stage: HookStage.EARLY }, async () => { await reporting.render(); });
 }
 
+/**
+ * The run's lock, written into its folder; with `frozen`, compared with that lock first and the
+ * run refused (its services released) when anything differs.
+ */
+async function lockRun(s: RunServices, config: ResolvedConfig, runDir: string, frozen: TrainOptions['frozen']): Promise<void> {
+  try {
+    const lock = await collectLock(config, s.kernel, { runDir });
+    if (frozen) refuseUnlike(frozen.lock, lock, frozen.file);
+    await writeLock(join(runDir, LOCK_FILE), lock);
+  } catch (err) {
+    await s.dispose();
+    throw err;
+  }
+}
+
 export interface TrainOptions {
   config: ResolvedConfig;
   name?: string;
@@ -75,6 +94,8 @@ export interface TrainOptions {
   onProgress?: (progress: RunProgress) => void;
   /** Where plugin log lines go (default: the console). */
   logger?: Logger;
+  /** `--frozen`: the lock the run must match (and the file it came from), else it refuses to start. */
+  frozen?: { lock: RunLock; file: string };
 }
 
 /**
@@ -105,10 +126,11 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
 async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: string; steps: number }> {
   const { config } = o;
   const name = o.name ?? config.name;
-  const { state, evaluated } = await openRun(config, runDir, o.resume);
+  const { state, evaluated, cost } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });
   const { kernel } = s;
+  await lockRun(s, config, runDir, o.frozen);
   const [engine, trainer] = [s.engine!, s.trainer!];
   // eslint-disable-next-line no-console
   const logger = o.logger ?? { info: (m: string) => console.log(m), warn: (m: string) => console.warn(`warning: ${m}`) };
@@ -127,7 +149,7 @@ async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: s
   const policyLoss = await provider(kernel, 'policyLoss', config.policyLoss);
   const heldOut = async (step: number) => {
     if (evaluated.has(step)) return;
-    const done = await heldOutEval(s, { name, runDir, step, progress, signal: o.signal });
+    const done = await heldOutEval(s, { name, runDir, step, progress, signal: o.signal, cost });
     // An interrupted evaluation is not an evaluation: no event, so --resume runs it again (under fresh ids).
     if (!done) return;
     await emit(done.event, done.text);
@@ -153,7 +175,7 @@ async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: s
     await kernel.hooks.runStart.promise({ runId: name, runDir });
     if (state.state.step === 0) await heldOut(0);
     if (config.run.async && state.state.step < config.run.steps) {
-      asyncLoop = new AsyncLoop(services, state, config.run.async.maxStaleness, undefined, config.run.async.maxVersionSpan);
+      asyncLoop = new AsyncLoop(services, state, config.run.async.maxStaleness, undefined, config.run.async.maxVersionSpan, config.run.async.policy);
       await asyncLoop.start(o.signal);
     }
     for (let step = state.state.step + 1; step <= config.run.steps; step++) {
@@ -177,7 +199,7 @@ async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: s
       await state.finishStep(step);
       const seconds = (Date.now() - started) / 1000;
       progress.stepDone(seconds, step);
-      const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values };
+      const values = { ...stepMetrics(outcome, s.harnesses, { seconds, tokens }), ...outcome.async?.values, ...cost.step(outcome, seconds) };
       await kernel.hooks.stepEnd.promise({ runId: name, step, metrics: values });
       o.onEvent?.({ kind: 'step', step, time: Date.now(), values }, stepLine(step, config.run.steps, values, outcome));
       infra.step(step, outcome.reports);
@@ -194,9 +216,11 @@ async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: s
     throw unwritable.failure() ?? err;
   } finally {
     // Each part closed even when another fails (a full disk fails several): nothing left open
-    // keeps the process alive after the command has failed.
+    // keeps the process alive after the command has failed. The lock names the fingerprints the
+    // harnesses showed, before the report shows it.
     await closeAll([
       () => asyncLoop?.stop(), () => proxy.stop(),
+      () => withRunFingerprints(join(runDir, LOCK_FILE), runDir).catch(() => undefined),
       () => kernel.hooks.runEnd.promise({ runId: name, status, steps: state.state.step }), () => s.dispose(),
     ], status === 'failed');
   }

@@ -9,6 +9,7 @@ export { classifyClaudeCodeCall } from './classify';
 export const claudeCodeHarness: Harness = {
   name: 'claude-code',
   wireFormat: 'anthropic-messages',
+  cliPackage: '@anthropic-ai/claude-code',
   async check(options) {
     return cliCheck(options, {
       name: 'Claude Code', packageName: '@anthropic-ai/claude-code',

@@ -46,6 +46,7 @@ export const codexHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyCodexCall}. */
   classifyCall: classifyCodexCall,
   wireFormat: 'openai-responses',
+  cliPackage: '@openai/codex',
   async check(options) {
     return cliCheck(options, { name: 'Codex CLI', packageName: '@openai/codex', missing: { reason: 'Codex CLI is not installed: scripts/install-harnesses.sh codex (or npm i -D @openai/codex)', install: 'bash scripts/install-harnesses.sh codex' } });
   },

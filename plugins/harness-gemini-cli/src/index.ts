@@ -44,6 +44,7 @@ export const geminiCliHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyGeminiCliCall}. */
   classifyCall: classifyGeminiCliCall,
   wireFormat: 'gemini-generate-content',
+  cliPackage: '@google/gemini-cli',
   async check(options) {
     return cliCheck(options, { name: 'Gemini CLI', packageName: '@google/gemini-cli', missing: { reason: 'Gemini CLI is not installed: scripts/install-harnesses.sh gemini-cli', install: 'bash scripts/install-harnesses.sh gemini-cli' } });
   },

@@ -10,6 +10,7 @@ export const openClawHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyOpenClawCall}. */
   classifyCall: classifyOpenClawCall,
   wireFormat: 'openai-chat',
+  cliPackage: 'openclaw',
   async check(options) {
     return cliCheck(options, { name: 'OpenClaw', packageName: 'openclaw', missing: { reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' }, binInstall: 'bash scripts/install-harnesses.sh openclaw' });
   },

@@ -63,6 +63,7 @@ export const openCodeHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyOpenCodeCall}. */
   classifyCall: classifyOpenCodeCall,
   wireFormat: 'openai-chat',
+  cliPackage: 'opencode-ai',
   async check(options) {
     return cliCheck(options, { name: 'OpenCode', packageName: 'opencode-ai', missing: { reason: 'OpenCode is not installed: scripts/install-harnesses.sh opencode', install: 'bash scripts/install-harnesses.sh opencode' } });
   },

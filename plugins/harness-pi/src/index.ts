@@ -61,6 +61,7 @@ export const piHarness: Harness = {
   /** Main agent or side call: see {@link classifyPiCall}. */
   classifyCall: classifyPiCall,
   wireFormat: 'openai-chat',
+  cliPackage: '@mariozechner/pi-coding-agent',
   async check(options) {
     return cliCheck(options, { name: 'Pi', packageName: '@mariozechner/pi-coding-agent', missing: { reason: 'Pi is not installed: scripts/install-harnesses.sh pi', install: 'bash scripts/install-harnesses.sh pi' } });
   },

@@ -32,6 +32,7 @@ export const qwenCodeHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyQwenCodeCall}. */
   classifyCall: classifyQwenCodeCall,
   wireFormat: 'openai-chat',
+  cliPackage: '@qwen-code/qwen-code',
   async check(options) {
     return cliCheck(options, { name: 'Qwen Code', packageName: '@qwen-code/qwen-code', missing: { reason: 'Qwen Code is not installed: scripts/install-harnesses.sh qwen-code', install: 'bash scripts/install-harnesses.sh qwen-code' } });
   },

@@ -1,7 +1,7 @@
 import { chmod, copyFile, mkdir, mkdtemp, open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { checkWorkspacePath, ClawGymError, ErrorCodes, messageOf, ownerStamp, removeTree, writeOwnerFile, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
+import { checkWorkspacePath, ClawGymError, ErrorCodes, messageOf, ownerStamp, removeTree, writeOwnerFile, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxIdentity, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
 import { DockerHost, DockerHosts, handshakeRefusal, isUnreachable, withTimeout, type DockerHostSpec } from './hosts';
 import { engineLimitEnforcement } from './limits';
@@ -117,6 +117,15 @@ export class DockerSandboxProvider implements SandboxProvider {
   /** Its commands run on the image's system: `clawgym doctor` looks for harness CLIs in it. */
   systemOf(): string {
     return `image ${this.image}`;
+  }
+
+  /**
+   * The image by content for the run lock: its id (sha256 of its configuration, which names
+   * every layer), on the first host. An image rebuilt differently under the same tag has another.
+   */
+  async identity(): Promise<SandboxIdentity> {
+    const info = await withTimeout(this.docker.getImage(this.image).inspect(), 10_000, `image inspect ${this.image}`);
+    return { kind: 'image', ref: this.image, digest: info.Id };
   }
 
   async check(): Promise<ProviderCheck> {

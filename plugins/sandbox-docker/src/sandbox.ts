@@ -3,7 +3,7 @@ import { cp, lchown, mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, removeTree, SandboxPaths, stopWhen, type ExecOptions, type ExecResult, type Sandbox, type SandboxSpec } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, EXEC_OUTPUT_LIMIT_BYTES, execOutput, killGroup, messageOf, namespacePid, removeTree, SandboxPaths, stopWhen, type ExecOptions, type ExecResult, type Sandbox, type SandboxSpec, type SandboxUsage } from '@clawgym/core';
 import Docker from 'dockerode';
 import { DockerHost, isUnreachable } from './hosts';
 import { hostTar, pullDir, pushDir } from './remote-workspace';
@@ -123,6 +123,16 @@ export class DockerSandbox implements Sandbox {
   async sync(): Promise<void> {
     if (!this.remote || !this.owned) return; // untouched: the host folder is still the truth
     await this.engine(() => pullDir(this.container, this.workspacePath, this.workspaceHostPath));
+  }
+
+  /**
+   * The CPU seconds of everything the container ran so far, from the engine's one-shot stats
+   * (its cgroup's usage), for the run's cost accounting.
+   */
+  async usage(): Promise<SandboxUsage> {
+    const stats = await this.engine(() => this.container.stats({ stream: false })) as { cpu_stats?: { cpu_usage?: { total_usage?: number } } };
+    const ns = stats.cpu_stats?.cpu_usage?.total_usage;
+    return typeof ns === 'number' ? { cpuSeconds: ns / 1e9, source: 'docker stats' } : {};
   }
 
   /** Run a request to the engine; one that finds the host gone marks it down and says so. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fsWorkspace, oracleOf, type Task } from '@clawgym/core';
 import { createTestKernel, describeTaskSuite, playOracle, suiteOfPlugin } from '@clawgym/core/testing';
 import builtin, { WORDS } from './index';
+import { SLOW_VERIFY_MS } from './families';
 
 const ALL_FAMILIES = ['write', 'transform', 'several-files', 'csv', 'json', 'shell', 'vocab-write', 'vocab-upper'] as const;
 
@@ -64,4 +65,22 @@ describe('built-in task suite', () => {
     // Without a families option the suite keeps its open-vocabulary families.
     expect((await suiteTasks('test', 12)).some((t) => t.category.startsWith('vocab'))).toBe(false);
   });
+
+  it('vocab-upper-slow: vocab-upper\'s task with a verifier that takes SLOW_VERIFY_MS, for long and short tasks of equal difficulty', async () => {
+    const tasks = await suiteTasks('test', 4, { families: ['vocab-upper', 'vocab-upper-slow'] });
+    const [fast, slow] = [tasks[0]!, tasks[1]!];
+    expect([fast.category, slow.category]).toEqual(['vocab-upper', 'vocab-upper-slow']);
+    // The same kind of task for the model: one sentence shape, one file in, one word out, two oracle turns.
+    expect(slow.instruction.replace(/\b[a-z]{3}\b/g, 'w')).toBe(fast.instruction.replace(/\b[a-z]{3}\b/g, 'w'));
+    expect(slow.difficulty).toBe(fast.difficulty);
+    expect((slow.oracle as unknown[]).length).toBe((fast.oracle as unknown[]).length);
+    const root = mkdtempSync(join(tmpdir(), 'builtin-'));
+    roots.push(root);
+    const ws = fsWorkspace(root);
+    await slow.setup(ws);
+    await playOracle((await oracleOf(slow)) ?? [], root);
+    const started = Date.now();
+    expect(await slow.verify(ws)).toMatchObject({ pass: true, reward: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SLOW_VERIFY_MS - 50);
+  }, 30_000);
 });

@@ -72,6 +72,23 @@ const vocabUpper: Family = (rng, id, split) => {
   return transformTask(id, 'vocab-upper', src, dst, WORDS[rng.int(0, WORDS.length - 1)]!, 'upper case');
 };
 
+/** How long a `vocab-upper-slow` task's verifier takes, as a slow test suite does. */
+export const SLOW_VERIFY_MS = 3000;
+
+/**
+ * `vocab-upper` with a verifier that takes {@link SLOW_VERIFY_MS}: the same task for the model
+ * (instruction, files, answer, oracle), only a longer rollout. Mixed with `vocab-upper` it gives
+ * long and short tasks of equal difficulty, which shows whether an asynchronous loop trains on
+ * short rollouts more than it generates them (`run.async.policy`).
+ */
+const vocabUpperSlow: Family = (rng, id, split) => {
+  const task = vocabUpper(rng, id, split);
+  return {
+    ...task, category: 'vocab-upper-slow',
+    verify: async (ws, ctx) => { await new Promise((ok) => setTimeout(ok, SLOW_VERIFY_MS)); return task.verify(ws, ctx); },
+  };
+};
+
 /** Write one file with given content. */
 const singleWrite: Family = (rng, id) => {
   const name = word(rng); const content = word(rng);
@@ -148,8 +165,8 @@ const shellCount: Family = (rng, id) => {
 };
 
 /** The task families, easiest first. */
-export const FAMILIES: readonly Family[] = [singleWrite, transform, severalFiles, csvSum, jsonEdit, shellCount, vocabWrite, vocabUpper];
-export const FAMILY_NAMES = ['write', 'transform', 'several-files', 'csv', 'json', 'shell', 'vocab-write', 'vocab-upper'] as const;
+export const FAMILIES: readonly Family[] = [singleWrite, transform, severalFiles, csvSum, jsonEdit, shellCount, vocabWrite, vocabUpper, vocabUpperSlow];
+export const FAMILY_NAMES = ['write', 'transform', 'several-files', 'csv', 'json', 'shell', 'vocab-write', 'vocab-upper', 'vocab-upper-slow'] as const;
 /** What the suite draws from when no `families` option is given: the open-vocabulary families. */
 export const DEFAULT_FAMILIES = ['write', 'transform', 'several-files', 'csv', 'json', 'shell'] as const;
 

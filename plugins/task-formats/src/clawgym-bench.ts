@@ -174,6 +174,8 @@ export function clawgymBench(dir: string, options: ClawGymBenchOptions = {}): Ta
   let loaded: Promise<ClawGymBenchTask[]> | undefined;
   return {
     name: options.name ?? `clawgym-bench:${basename(resolve(dir))}`,
+    // The folder holds the tasks, their verifiers and, by id, the split: the run lock hashes it.
+    sources: [resolve(dir)],
     async tasks(split, opts) {
       return pickSplit(await (loaded ??= loadClawGymBench(dir, options)), split, opts, options);
     },

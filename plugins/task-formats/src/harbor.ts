@@ -309,6 +309,8 @@ export function harbor(dir: string, options: HarborOptions = {}): TaskSuite {
   let loaded: Promise<HarborTask[]> | undefined;
   return {
     name: options.name ?? `harbor:${basename(resolve(dir))}`,
+    // The folder holds the tasks, their verifiers and, by id, the split: the run lock hashes it.
+    sources: [resolve(dir)],
     async tasks(split, opts) {
       return pickSplit(await (loaded ??= loadHarbor(dir, options)), split, opts, options);
     },

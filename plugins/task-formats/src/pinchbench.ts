@@ -116,6 +116,8 @@ export function pinchbench(dir: string, options: PinchBenchOptions = {}): TaskSu
   };
   return {
     name: options.name ?? `pinchbench:${basename(resolve(dir))}`,
+    // The folder holds the tasks, their verifiers and, by id, the split: the run lock hashes it.
+    sources: [resolve(dir)],
     async tasks(split, opts) {
       return pickSplit(await (loaded ??= load()), split, opts, options);
     },

@@ -9,6 +9,9 @@ import { preflight } from '../../doctor/preflight';
 import { refuseAllInfraEval } from '../../run/infra-guard';
 import { lockRunDir } from '../../run/lock';
 import type { ResolvedConfig } from '../../config/schema';
+import { moneyOf, rolloutCostValues, type Prices } from '../../6-rollout/cost';
+import type { RolloutReport } from '../../6-rollout/runner';
+import { costLine } from '../../report/cost-summary';
 
 export interface EvalCliOptions {
   config?: string;
@@ -37,6 +40,16 @@ export function formatFaults(rows: readonly EvalRow[]): string {
   for (const r of rows) if (r.category === 'all') for (const [c, n] of Object.entries(r.faults)) all[c] = (all[c] ?? 0) + (n ?? 0);
   const parts = Object.entries(all).sort(([a], [b]) => a.localeCompare(b)).map(([c, n]) => `${c} ${n}`);
   return parts.length ? `infrastructure failures (not in Pass@1): ${parts.join(', ')}\n` : '';
+}
+
+/**
+ * What an evaluation cost, in all (keys without `cost/`): its rollouts' figures, and money under
+ * the config's prices (the engine held through it, no trainer).
+ */
+export function evalCost(reports: readonly RolloutReport[], seconds: number, prices: Prices | undefined): Record<string, number> {
+  const figures = rolloutCostValues(reports);
+  const all = { ...figures, ...(prices ? moneyOf(figures, prices, { seconds, trainer: false }) : {}) };
+  return Object.fromEntries(Object.entries(all).map(([k, v]) => [k.slice('cost/'.length), v]));
 }
 
 /**
@@ -84,14 +97,16 @@ async function evalLocked(opts: EvalCliOptions, io: { out: (s: string) => void; 
     // Without this a suite with no oracles reads as a 0% pipeline, not as untestable by the oracle.
     if (noOracle.length) io.err(`warning: ${noOracle.length} of ${tasks.length} task(s) have no oracle, so the oracle engine cannot pass them: ${noOracle.slice(0, 5).map((t) => t.id).join(', ')}${noOracle.length > 5 ? ', …' : ''}\n`);
     io.err(`evaluating ${tasks.length} tasks x ${s.harnesses.length} harness(es) x ${k} sample(s) with engine ${engineName} (${split} split) in ${runDir}\n`);
+    const started = Date.now();
     const report = await evaluate({
       scope: s.container, tasks, harnesses: s.harnesses, k,
       engine: engineName === 'oracle' ? (taskOf) => oracleEngine(taskOf) : engineName === 'null' ? () => nullEngine() : undefined,
       maxTokens: engineName === 'oracle' ? 1 << 20 : undefined,
       onProgress: (done, total) => { if (done === total || done % 10 === 0) io.err(`  ${done}/${total} rollouts\n`); },
     });
-    if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows }, null, 2)}\n`);
-    else io.out(`${formatEval(report.rows, k)}\n${formatFaults(report.rows)}results: ${runDir}/eval.json\n`);
+    const cost = evalCost(report.reports, (Date.now() - started) / 1000, config.prices);
+    if (opts.json) io.out(`${JSON.stringify({ k, rows: report.rows, cost }, null, 2)}\n`);
+    else io.out(`${formatEval(report.rows, k)}\n${formatFaults(report.rows)}cost per task: ${costLine(cost, Math.max(1, tasks.length), config.prices?.currency)}\nresults: ${runDir}/eval.json\n`);
     refuseAllInfraEval('the evaluation', report.reports);
   } finally {
     await s.dispose();

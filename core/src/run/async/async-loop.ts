@@ -2,7 +2,8 @@ import type { RolloutJob, RolloutReport } from '../../6-rollout/runner';
 import { Rng } from '../../util/rng';
 import type { RunStateFile } from '../state';
 import { trainOn, type StepOutcome, type StepServices } from '../step';
-import { RolloutPool, rolloutSpan, rolloutVersion } from './rollout-pool';
+import { RolloutPool, rolloutSpan, rolloutVersion, type TakePolicy } from './rollout-pool';
+import { lengthValues } from './lengths';
 
 /** Staleness buckets reported per step: 0, 1, …, up to this, and one for more. */
 const HISTOGRAM_TOP = 8;
@@ -24,11 +25,12 @@ export class AsyncLoop {
   private finishedAtLastStep = 0;
 
   /** `maxVersionSpan`: how many versions one rollout's calls may span (default `maxStaleness`). */
-  constructor(private readonly s: StepServices, private readonly state: RunStateFile, private readonly maxStaleness: number, onRollout?: (r: RolloutReport) => void, private readonly maxVersionSpan = maxStaleness) {
+  constructor(private readonly s: StepServices, private readonly state: RunStateFile, private readonly maxStaleness: number, onRollout?: (r: RolloutReport) => void, private readonly maxVersionSpan = maxStaleness, policy: TakePolicy = 'freshest') {
     const { run } = s.kernel.config;
     this.pool = new RolloutPool({
       runner: s.runner, concurrency: run.concurrency, done: new Set(state.state.unitsDone ?? []),
       maxOutstanding: (1 + maxStaleness) * run.tasksPerStep, jobsOf: (u) => this.jobsOf(u), onRollout,
+      policy, maxStaleness, version: () => s.trainer.policyVersion(),
     });
   }
 
@@ -59,7 +61,7 @@ export class AsyncLoop {
     if (!batch) return undefined;
     const waited = (Date.now() - started) / 1000;
     const reports = batch.units.flatMap((u) => u.reports);
-    const { trees, train, advantages } = await trainOn(this.s, reports);
+    const { trees, train, advantages, trainSeconds } = await trainOn(this.s, reports);
     const seconds = (Date.now() - started) / 1000;
     const values: Record<string, number> = {
       'async/stale_dropped': batch.dropped.length,
@@ -79,9 +81,11 @@ export class AsyncLoop {
       values['async/max_version_span_trained'] = Math.max(values['async/max_version_span_trained']!, rolloutSpan(r));
     }
     values['async/rollouts_per_min'] = values['async/rollouts_finished']! / Math.max(1e-6, seconds / 60);
+    // Whether the policy favours short rollouts: lengths of what finished (trained or dropped) and of what is trained.
+    Object.assign(values, lengthValues([...reports, ...batch.dropped], reports));
     this.finishedAtLastStep = this.pool.finished;
     return {
-      reports, trees, ...(train ? { train, advantages } : {}), rolloutSeconds: waited,
+      reports, trees, ...(train ? { train, advantages, trainSeconds } : {}), rolloutSeconds: waited, dropped: batch.dropped,
       async: { values, units: [...batch.units.map((u) => u.index), ...batch.droppedUnits] },
     };
   }

@@ -122,4 +122,59 @@ describe('asynchronous rollouts', () => {
     await pool.stop();
     expect(runner.started.map((s) => s.id).filter((id) => /^u[013]-/.test(id))).toEqual([]);
   });
+
+  it('fair: trains the groups that started first, drops none however stale, and holds new groups back while the oldest running one lags', async () => {
+    for (const policy of ['fair', 'freshest'] as const) {
+      let version = 0;
+      let release!: () => void;
+      const long = new Promise<void>((ok) => { release = ok; });
+      const starts: { unit: number; version: number }[] = [];
+      // Unit 0 is a long rollout: it runs until released; every other unit finishes at once.
+      const runner = {
+        async run(jobs: readonly RolloutJob[]): Promise<RolloutReport[]> {
+          const job = jobs[0]!;
+          const unit = Number(/^u(\d+)-/.exec(job.rolloutId)![1]);
+          starts.push({ unit, version });
+          const served = version;
+          await (unit === 0 ? long : new Promise((ok) => setTimeout(ok, 1)));
+          const records = [{ rolloutId: job.rolloutId, callIndex: 0, policyVersion: served } as ModelCallRecord];
+          return [{ rolloutId: job.rolloutId, sessionId: job.rolloutId, outcome: 'ok', reward: 1, records, attempts: 1, calls: 1, details: '', durationMs: unit === 0 ? 9000 : 10, request: {} as never }];
+        },
+      };
+      const pool = new RolloutPool({ runner, concurrency: 2, jobsOf: jobsOf(1), done: new Set(), maxOutstanding: 4, policy, maxStaleness: 1, version: () => version });
+      pool.start();
+      const taken: number[] = [];
+      const dropped: number[] = [];
+      for (let step = 0; step < 3; step++) {
+        const batch = (await pool.take(1, version, 1))!;
+        taken.push(...batch.units.map((u) => u.index));
+        dropped.push(...batch.dropped.map((r) => Number(/^u(\d+)-/.exec(r.rolloutId)![1])));
+        version++;
+      }
+      // Version 3: the long group started at 0. Fair starts nothing once the lag passed 1 (a group
+      // admitted at version 1 may reach the runner as the trainer publishes 2).
+      await new Promise((ok) => setTimeout(ok, 50));
+      if (policy === 'fair') expect(starts.filter((s) => s.version >= 3)).toEqual([]);
+      else expect(starts.filter((s) => s.version >= 3).length).toBeGreaterThan(0);
+      release();
+      await new Promise((ok) => setTimeout(ok, 20)); // the long group is ready
+      for (let step = 3; step < 5; step++) {
+        const batch = (await pool.take(1, version, 1))!;
+        taken.push(...batch.units.map((u) => u.index));
+        dropped.push(...batch.dropped.map((r) => Number(/^u(\d+)-/.exec(r.rolloutId)![1])));
+        version++;
+      }
+      await pool.stop();
+      if (policy === 'fair') {
+        // The long group is trained at the first step after it finished, three versions late, and nothing is dropped.
+        expect(taken.indexOf(0)).toBe(3);
+        expect(new Set(taken).size).toBe(5);
+        expect(dropped).toEqual([]);
+      } else {
+        // The default passes it over and drops it: what makes training lean to short tasks.
+        expect(taken).not.toContain(0);
+        expect(dropped).toContain(0);
+      }
+    }
+  });
 });

@@ -8,7 +8,19 @@ export interface Unit {
   reports: RolloutReport[];
   /** When its last rollout finished (ms since the epoch). */
   finishedAt: number;
+  /** The trainer's policy version when its first rollout started. */
+  startVersion?: number;
 }
+
+/**
+ * Which finished groups a step trains. `freshest`: the freshest ready groups, after dropping every
+ * rollout more than `maxStaleness` versions behind (a long rollout, which started under older
+ * weights, is passed over and then dropped more often than a short one: training leans to short
+ * tasks). `fair`: the groups that started first, whatever their length; a stale rollout is
+ * withheld until it is taken, never dropped, and staleness is bounded at the other end — no new
+ * group starts while the oldest one still running started more than `maxStaleness` versions ago.
+ */
+export type TakePolicy = 'freshest' | 'fair';
 
 /** What a step takes from the pool. */
 export interface Batch {
@@ -33,6 +45,12 @@ export interface PoolOptions {
   maxOutstanding: number;
   /** Called with every rollout as it finishes (live progress). */
   onRollout?: (report: RolloutReport) => void;
+  /** Which groups a step takes (default `freshest`). */
+  policy?: TakePolicy;
+  /** The trainer's policy version now (`fair`: a group's start version, and when to hold new groups back). */
+  version?: () => number;
+  /** `fair`: how many versions the oldest running group may lag before no new group starts. */
+  maxStaleness?: number;
 }
 
 /**
@@ -67,7 +85,7 @@ export class RolloutPool {
   private readonly ready: Unit[] = [];
   private readonly outstanding = new Set<number>();
   private readonly queue: { unit: number; job: RolloutJob }[] = [];
-  private readonly pending = new Map<number, { left: number; reports: RolloutReport[] }>();
+  private readonly pending = new Map<number, { left: number; reports: RolloutReport[]; startVersion: number }>();
   private nextUnit = 0;
   private inFlight = 0;
   private waiters: (() => void)[] = [];
@@ -104,7 +122,8 @@ export class RolloutPool {
     for (;;) {
       if (this.failure) throw this.failure;
       if (this.abort.signal.aborted) return undefined;
-      for (let i = this.ready.length - 1; i >= 0; i--) {
+      // `fair` withholds a stale group rather than dropping it (its staleness is bounded where groups start).
+      for (let i = this.ready.length - 1; i >= 0 && this.o.policy !== 'fair'; i--) {
         const u = this.ready[i]!;
         const keep = u.reports.filter((r) => { const v = rolloutVersion(r); return v === undefined || version - v <= maxStaleness; });
         const spanned = keep.filter((r) => rolloutSpan(r) > maxVersionSpan);
@@ -125,13 +144,27 @@ export class RolloutPool {
       }
       await this.wait();
     }
-    // Freshest first: the newest weights that served a unit, then the latest to finish.
+    // Freshest first: the newest weights that served a unit, then the latest to finish. Fair:
+    // the first started, so a long group is trained at the first step after it finished.
     const fresh = (u: Unit) => Math.min(...u.reports.map((r) => rolloutVersion(r) ?? -1));
-    this.ready.sort((a, b) => fresh(b) - fresh(a) || b.finishedAt - a.finishedAt);
+    if (this.o.policy === 'fair') this.ready.sort((a, b) => a.index - b.index);
+    else this.ready.sort((a, b) => fresh(b) - fresh(a) || b.finishedAt - a.finishedAt);
     const units = this.ready.splice(0, count);
     for (const u of units) this.outstanding.delete(u.index);
     this.notify();
     return { units, dropped, droppedUnits, spanDropped };
+  }
+
+  /**
+   * `fair`: hold new groups back while the oldest group still running started more than
+   * `maxStaleness` versions ago, so waiting for a long group bounds its staleness instead of
+   * dropping it. (The trainer takes what is ready meanwhile; a step's end wakes the workers.)
+   */
+  private holdsBack(): boolean {
+    if (this.o.policy !== 'fair' || !this.o.version) return false;
+    let oldest = Infinity;
+    for (const p of this.pending.values()) if (p.left > 0) oldest = Math.min(oldest, p.startVersion);
+    return oldest !== Infinity && this.o.version() - oldest > (this.o.maxStaleness ?? 0);
   }
 
   private wait(): Promise<void> {
@@ -147,11 +180,12 @@ export class RolloutPool {
   private async nextJob(): Promise<{ unit: number; job: RolloutJob } | undefined> {
     if (this.queue.length) return this.queue.shift();
     if (this.outstanding.size >= this.o.maxOutstanding) return undefined;
+    if (this.holdsBack()) return undefined;
     while (this.o.done.has(this.nextUnit)) this.nextUnit++;
     const unit = this.nextUnit++;
     this.outstanding.add(unit);
     const jobs = await this.o.jobsOf(unit);
-    this.pending.set(unit, { left: jobs.length, reports: [] });
+    this.pending.set(unit, { left: jobs.length, reports: [], startVersion: this.o.version?.() ?? 0 });
     this.queue.push(...jobs.map((job) => ({ unit, job })));
     return this.queue.shift();
   }
@@ -181,7 +215,7 @@ export class RolloutPool {
       p.reports.push(report);
       if (--p.left === 0) {
         this.pending.delete(next.unit);
-        this.ready.push({ index: next.unit, reports: p.reports, finishedAt: Date.now() });
+        this.ready.push({ index: next.unit, reports: p.reports, finishedAt: Date.now(), startVersion: p.startVersion });
         this.notify();
       }
     }
