@@ -14,7 +14,7 @@ const repo = resolve(__dirname, '..');
 const workspaces = ['core', 'create-clawgym', ...readdirSync(join(repo, 'plugins')).map((d) => `plugins/${d}`)];
 
 interface Pkg {
-  name: string; main?: string; types?: string; bin?: Record<string, string>;
+  name: string; repository?: { directory?: string }; publishConfig?: { access?: string }; main?: string; types?: string; bin?: Record<string, string>;
   exports?: Record<string, string | { types: string; default: string }>;
   dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; optionalDependencies?: Record<string, string>;
 }
@@ -55,6 +55,12 @@ describe.each(workspaces)('the package in %s', (dir) => {
       .filter((f): f is string => !!f).map((f) => f.replace(/^\.\//, ''));
     expect(targets.filter((f) => !files.includes(f))).toEqual([]);
     expect(files.filter((f) => /\.test\.|__fixtures__|\.tsbuildinfo$/.test(f))).toEqual([]);
+  });
+
+  it('says where it comes from and how it is published, with an exports map (a package added later included)', () => {
+    expect(pkg.repository?.directory).toBe(dir);
+    expect(pkg.publishConfig?.access).toBe('public');
+    expect(Object.keys(pkg.exports ?? {})).toEqual(expect.arrayContaining(['.', './package.json']));
   });
 });
 
