@@ -14,6 +14,8 @@
 //   hangs           a process still running 10 s after its run folder failed (or its stop was asked)
 //   unrecorded_answers calls answered as a success whose record could not be written
 //   orphans         children of the Node < 22 launcher still running after it died or stopped
+//   disk_escapes    writes past a sandbox's disk limit that succeeded or reached the host's disk,
+//                   and mounts left after the sandbox was destroyed
 //
 // Everything runs against the built packages: `clawgym serve` and `clawgym run` as real child
 // processes (so kill -9 is real), the RolloutRunner with real harness processes in sandboxes.
@@ -28,7 +30,7 @@ const { startScriptedProxy, openEscapeLab, ESCAPES } = require('../../core/dist/
 
 const repo = resolve(__dirname, '..', '..');
 const bin = join(repo, 'core', 'bin', 'clawgym.js');
-const totals = { cases: 0, crashes: 0, server_errors: 0, lost_records: 0, misclassified: 0, escapes: 0, gc_live_removed: 0, lock_violations: 0, hangs: 0, unrecorded_answers: 0, orphans: 0 };
+const totals = { cases: 0, crashes: 0, server_errors: 0, lost_records: 0, misclassified: 0, escapes: 0, gc_live_removed: 0, lock_violations: 0, hangs: 0, unrecorded_answers: 0, orphans: 0, disk_escapes: 0 };
 const made = [];
 
 /** The proxy on a Unix socket in a temp folder of its own (removed at the end with the rest). */
@@ -294,6 +296,7 @@ async function sandboxEscapes() {
       try {
         for (const e of ESCAPES) tally(`escape ${e} (bubblewrap)`, { escapes: (await lab.attempt(e)) ? 1 : 0 });
       } finally { await lab.close(); }
+      await require('./disk')({ core, tally, log, socketPath, url: p.url });
     } else log('  (bubblewrap is not installed: only the refusal of the fallback is checked)');
     const refused = await core.localSandboxProvider({ forceFallback: true, log: () => {} }).create({ runId: 'bench-faults', rolloutId: 'fb', limits: {}, modelEndpoint: { socketPath, url: p.url } }).then(async (sb) => { await sb.destroy(); return false; }, (e) => e.code === 'CLAWGYM_SANDBOX_UNISOLATED');
     tally('the unisolated fallback is refused without allowUnisolated', { escapes: refused ? 0 : 1 });

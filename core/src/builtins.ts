@@ -6,7 +6,7 @@ import { parseWithSchema } from './config/validate';
 import { definePlugin } from './kernel/plugin';
 import { repliesByTurn, ScriptedEngine, type ScriptedTurn } from './4-proxy/engine/scripted';
 import { localSandboxProvider, type LocalSandboxOptions } from './2-sandbox/local';
-import { detectMachine } from './2-sandbox/machine';
+import { detectMachine, enforcementOf } from './2-sandbox/machine';
 import { htmlReporter } from './report/reporters';
 import { tensorboardReporter } from './report/tensorboard/reporter';
 import { clippedTisLoss } from './9-train/policy-loss';
@@ -54,7 +54,8 @@ function checkedLocalSandbox(options: LocalSandboxOptions): SandboxProvider {
       try { machine = await detectMachine(options); } catch (e) {
         return { ok: false, reason: messageOf(e), install: 'bash scripts/openclaw-image.sh' };
       }
-      if (machine.mode === 'bubblewrap') return { ok: true, reason: `${machine.bwrapVersion} at ${machine.bwrap}` };
+      const disk = `disk limit ${enforcementOf(machine).disk}`;
+      if (machine.mode === 'bubblewrap') return { ok: true, reason: `${machine.bwrapVersion} at ${machine.bwrap}; ${disk}` };
       if (options.allowUnisolated) return { ok: true, reason: `plain processes WITHOUT filesystem isolation (${machine.whyFallback}; allowUnisolated is set)` };
       return {
         ok: false,
@@ -81,6 +82,8 @@ const LocalSandboxOptionsSchema = z.strictObject({
   warmPool: z.number().int().min(0).max(64).optional(),
   /** A root filesystem (the OpenClaw image's) whose system sandboxes see instead of the host's (relative to the config's folder). */
   rootfs: z.string().min(1).optional(),
+  /** What one sandbox may write in all (default '1g'; a number is MiB; false or 0: no limit). */
+  diskLimit: z.union([z.string().min(1), z.number().min(0), z.literal(false)]).optional(),
 });
 
 /**

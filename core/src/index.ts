@@ -55,6 +55,7 @@ export { collectOutput, collectProcess, type Collected } from './2-sandbox/colle
 export { stopWhen, type StopWhen } from './2-sandbox/stop';
 export { killGroup, namespacePid } from './2-sandbox/marking';
 export { removeTree } from './2-sandbox/sweep';
+export { DEFAULT_DISK_LIMIT, mountDisk, parseDiskLimit, probeDiskMount, sizeInWords } from './2-sandbox/disk';
 export { kernelControllers, type Controller } from './2-sandbox/cgroups';
 export type { LimitEnforcement } from './2-sandbox/machine';
 export { titoStats, titoSummary } from './5-records/tito-stats';

@@ -6,9 +6,12 @@ import { ErrorCodes } from '../errors';
 import { provider } from '../kernel/create';
 import { createKernel } from '../run/create-kernel';
 import { bubblewrapMissing, describeIf, describeSandboxConformance, startScriptedProxy } from '../testing';
-import { enforcementHere, localSandboxProvider } from './local';
+import { enforcementHere, localSandboxProvider as makeLocal, type LocalSandboxOptions, type LocalSandboxProvider } from './local';
 import { netnsAvailable, netnsSandboxProvider } from './netns';
 
+const providers: LocalSandboxProvider[] = [];
+/** A local provider that is closed before the folders are removed (its warm pool's disks are mounted). */
+const localSandboxProvider = (o: LocalSandboxOptions) => { const p = makeLocal(o); providers.push(p); return p; };
 let proxy: Awaited<ReturnType<typeof startScriptedProxy>> | undefined;
 const dirs: string[] = [];
 let socketPath = '';
@@ -24,6 +27,7 @@ async function endpoint() {
   return { socketPath, url: proxy.url };
 }
 afterAll(async () => {
+  for (const p of providers) await p.close();
   await proxy?.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });

@@ -544,6 +544,7 @@ describe('local sandbox: rlimits only (cgroups off)', () => {
     await new Promise<void>((r) => sock.listen(socketPath, () => r()));
   });
   afterAll(async () => {
+    await provider.close();
     await provider.sweep();
     await new Promise<void>((r) => sock.close(() => r()));
     await rm(root, { recursive: true, force: true });

@@ -66,6 +66,14 @@ export interface LocalSandboxOptions {
    * image's system and CLIs as in its Docker container. bubblewrap only: refused without it.
    */
   rootfs?: string;
+  /**
+   * What one sandbox may write in all — workspace, HOME and (with bubblewrap) /tmp: a size such
+   * as `'1g'` (the default) or `'512m'`, a number of MiB, or false/0 for no limit. Past it a
+   * write fails with ENOSPC inside the sandbox; the host's disk is not touched. A size-limited
+   * tmpfs per sandbox, mounted as root (see disk.ts); where it cannot be mounted the limit is
+   * not enforced, and the provider says so (a warning, `limitEnforcement().disk`, doctor).
+   */
+  diskLimit?: string | number | false;
 }
 
 /** The `local` provider, plus what it can tell about its own enforcement. */
@@ -130,8 +138,9 @@ export function localSandboxProvider(options: LocalSandboxOptions = {}): LocalSa
       if (!warned) {
         warned = true;
         if (m.mode === 'fallback') log(fallbackWarning(m));
-        const { pids } = enforcementOf(m);
+        const { pids, disk } = enforcementOf(m);
         if (pids.startsWith('not enforced')) log(`clawgym: local sandbox process limit ${pids}`);
+        if (m.disk.bytes !== undefined && disk?.startsWith('not enforced')) log(`clawgym: local sandbox disk limit ${disk}`);
       }
       return createLocalSandbox(spec, m, root, track, poolFor(m));
     },

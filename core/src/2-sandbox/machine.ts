@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { detectCgroups, type Cgroups, type Controller } from './cgroups';
 import { collectOutput } from './collect';
 import { ClawGymError, ErrorCodes } from '../errors';
+import { parseDiskLimit, probeDiskMount, sizeInWords } from './disk';
 
 /** Folder of the built sandbox scripts that run inside sandboxes (netns-run.js, forwarder-fd.js). */
 export const SANDBOX_SCRIPTS = resolve(__dirname, '..', '..', 'dist', '2-sandbox');
@@ -28,6 +29,8 @@ export interface DetectOptions {
   holder?: boolean;
   /** A root filesystem folder whose system (/usr, /bin, /lib…, /etc) sandboxes see instead of the host's (bubblewrap only). */
   rootfs?: string;
+  /** What a sandbox may write, in all (`'1g'` when unset; a number is MiB; false or 0: no limit). See disk.ts. */
+  diskLimit?: string | number | false;
 }
 
 /** How each limit is enforced here, in words (`not enforced: <why>` when it is not). */
@@ -36,6 +39,16 @@ export interface LimitEnforcement {
   memory: string;
   cpus: string;
   wall: string;
+  /** What a sandbox can write (workspace, HOME, /tmp); absent where a provider does not say. */
+  disk?: string;
+}
+
+/** The disk limit on this machine: its size, and whether it is mounted (root) or why not. */
+export interface DiskLimit {
+  bytes?: number;
+  /** A size-limited tmpfs holds each sandbox's workspace, HOME and /tmp (see disk.ts). */
+  mount: boolean;
+  reason?: string;
 }
 
 export interface Machine {
@@ -51,6 +64,7 @@ export interface Machine {
   /** One long-lived holder per sandbox owns its namespaces and runs its commands (bubblewrap as root only). */
   holder: boolean;
   systemArgs: string[];
+  disk: DiskLimit;
 }
 
 /** `bwrap` on PATH (or in /usr/bin), if installed. */
@@ -107,7 +121,10 @@ async function probe(cmd: string[]): Promise<{ code: number | null; out: string 
 export async function detectMachine(options: DetectOptions): Promise<Machine> {
   const root = process.getuid?.() === 0;
   if (options.rootfs !== undefined) checkRootfs(options.rootfs);
+  const bytes = parseDiskLimit(options.diskLimit);
+  const mount = bytes === undefined ? { ok: false } : await probeDiskMount();
   const common = {
+    disk: { ...(bytes !== undefined ? { bytes } : {}), mount: mount.ok, ...(mount.reason ? { reason: mount.reason } : {}) },
     netns: netnsAvailable(),
     cgroups: options.cgroups === false ? {} : detectCgroups(),
     prlimit: existsSync(PRLIMIT),
@@ -134,11 +151,15 @@ export async function detectMachine(options: DetectOptions): Promise<Machine> {
  */
 export function enforcementHere(options: DetectOptions = {}): LimitEnforcement {
   const mode = !options.forceFallback && bubblewrapPath() ? 'bubblewrap' : 'fallback';
-  return enforcementOf({ mode, root: process.getuid?.() === 0, prlimit: existsSync(PRLIMIT), cgroups: options.cgroups === false ? {} : detectCgroups() });
+  const root = process.getuid?.() === 0;
+  const bytes = parseDiskLimit(options.diskLimit);
+  // Whether the mount is permitted is only known by trying it (detectMachine does): root is assumed able to.
+  const disk: DiskLimit = { ...(bytes !== undefined ? { bytes } : {}), mount: root && bytes !== undefined, ...(root ? {} : { reason: 'mounting a size-limited tmpfs needs root' }) };
+  return enforcementOf({ mode, root, prlimit: existsSync(PRLIMIT), cgroups: options.cgroups === false ? {} : detectCgroups(), disk });
 }
 
 /** How each limit is enforced on machine `m`. */
-export function enforcementOf(m: Pick<Machine, 'cgroups' | 'prlimit' | 'root' | 'mode'>): LimitEnforcement {
+export function enforcementOf(m: Pick<Machine, 'cgroups' | 'prlimit' | 'root' | 'mode' | 'disk'>): LimitEnforcement {
   const cg = (c: Controller, what: string) => `cgroup v${m.cgroups[c]!.version} ${what}`;
   const noCgroup = m.root ? 'no writable cgroup for it' : 'no writable cgroup (not root)';
   return {
@@ -151,13 +172,16 @@ export function enforcementOf(m: Pick<Machine, 'cgroups' | 'prlimit' | 'root' | 
     cpus: m.cgroups.cpu ? cg('cpu', 'CFS quota')
       : m.prlimit ? 'RLIMIT_CPU per process = cpus x wall seconds, only with wallMs (a share needs a cgroup)' : `not enforced: prlimit is missing and ${noCgroup}`,
     wall: 'timer: SIGKILL to every process of the sandbox',
+    disk: m.disk.bytes === undefined ? 'not enforced: diskLimit is off'
+      : m.disk.mount ? `tmpfs of ${sizeInWords(m.disk.bytes)} for workspace, HOME${m.mode === 'bubblewrap' ? ' and /tmp' : ''} (ENOSPC past it)`
+        : `not enforced: ${m.disk.reason}`,
   };
 }
 
 /** The one-line isolation summary (`describeIsolation`). */
 export function describeMachine(m: Machine): string {
   const e = enforcementOf(m);
-  const limits = `limits: pids ${e.pids}; memory ${e.memory}; cpus ${e.cpus}; wall ${e.wall}`;
+  const limits = `limits: pids ${e.pids}; memory ${e.memory}; cpus ${e.cpus}; wall ${e.wall}; disk ${e.disk}`;
   if (m.mode === 'bubblewrap') {
     const how = m.holder ? ', one holder process per sandbox (its pid 1: runs the commands, forwards the model port)' : ', one bubblewrap per command';
     return `${m.bwrapVersion}: all namespaces unshared (network: own loopback + model socket only), read-only /usr and /etc, writable workspace and HOME only, env cleared${how}; ${limits}`;

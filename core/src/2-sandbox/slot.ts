@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { SandboxSpec } from '../contracts/sandbox';
 import { ClawGymError, ErrorCodes } from '../errors';
+import { DISK_FOLDER, diskMoved, mountDisk } from './disk';
 import { accountingCgroup, controllersFor, makeCgroups, removeCgroup, writeLimits, type Controller } from './cgroups';
 import { SANDBOX_PROXY_PORT } from './forwarder';
 import { Holder } from './holder';
@@ -52,6 +53,10 @@ export interface Slot {
   dir: string;
   workspace: string;
   home: string;
+  /** /tmp of the sandbox on the host, where its disk is limited (bound over bubblewrap's /tmp). */
+  tmp?: string;
+  /** Whether its workspace, HOME and /tmp lie on its own size-limited tmpfs (disk.ts). */
+  disk: boolean;
   cgName: string;
   cgroups: string[];
   owner: OwnerFile;
@@ -74,12 +79,20 @@ export function sandboxPath(): string {
   return stdPath.split(':').includes(nodeDir) ? stdPath : `${nodeDir}:${stdPath}`;
 }
 
+/** Where a slot in folder `dir` keeps what its sandbox writes: on its tmpfs (`disk`) or in the folder itself. */
+function layout(dir: string, disk: boolean): Pick<Slot, 'workspace' | 'home' | 'tmp'> {
+  return { workspace: join(dir, 'workspace'), home: join(dir, 'home'), ...(disk ? { tmp: join(dir, DISK_FOLDER, 'tmp') } : {}) };
+}
+
 /** bubblewrap up to `--`: the read-only system, the sandbox's folders, the model socket, every namespace unshared. */
-export function bwrapArgs(m: Machine, slot: Pick<Slot, 'workspace' | 'home'>, shape: SlotShape, cwd: string): string[] {
+export function bwrapArgs(m: Machine, slot: Pick<Slot, 'workspace' | 'home' | 'tmp'>, shape: SlotShape, cwd: string): string[] {
   const nodeDir = dirname(process.execPath);
   // The root is bubblewrap's own tmpfs: it makes the folders leading to a workspace path a task
   // asks for (/root/.openclaw/workspace) itself, open to the sandbox's user.
   const args = [m.bwrap!, ...m.systemArgs, '--bind', slot.workspace, shape.workspacePath, '--bind', slot.home, SANDBOX_HOME];
+  // /tmp on the sandbox's limited disk; where that cannot be mounted, bubblewrap's own tmpfs of that size (0.5+).
+  if (slot.tmp) args.push('--bind', slot.tmp, '/tmp');
+  else if (m.disk.bytes !== undefined && sizeOption(m.bwrapVersion)) args.push('--size', String(m.disk.bytes), '--tmpfs', '/tmp');
   const ro = new Set([dirname(NETNS_RUN), ...(nodeDir.startsWith('/usr/') ? [] : [nodeDir]), ...shape.readOnlyPaths]);
   for (const p of ro) args.push('--ro-bind-try', p, p);
   args.push('--bind', shape.socketPath!, SANDBOX_PROXY_SOCKET, '--remount-ro', '/');
@@ -87,6 +100,12 @@ export function bwrapArgs(m: Machine, slot: Pick<Slot, 'workspace' | 'home'>, sh
   if (m.root) args.push('--cap-drop', 'ALL');
   args.push('--chdir', cwd);
   return args;
+}
+
+/** Whether this bubblewrap has `--size` (0.5.0 and later). */
+function sizeOption(version = ''): boolean {
+  const v = /(\d+)\.(\d+)/.exec(version);
+  return v !== null && (Number(v[1]) > 0 || Number(v[2]) >= 5);
 }
 
 /**
@@ -104,8 +123,8 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
       if (code !== 'ENOENT' || attempt >= 3) throw e; // ENOENT: a sibling's destroy() removed the empty run folder meanwhile
     }
   }
-  const workspace = join(dir, 'workspace');
-  const home = join(dir, 'home');
+  const disk = m.disk.mount && m.disk.bytes !== undefined;
+  const { workspace, home, tmp } = layout(dir, disk);
   const cgName = `clawgym-${`${shape.runId}-${name}`.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)}-${randomBytes(3).toString('hex')}`;
   // CPU accounting (cgroup v1's cpuacct): no limit, the sandbox's CPU seconds for the run's cost.
   const acct = accountingCgroup(m.cgroups, cgName);
@@ -117,8 +136,13 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
   let cgroups: string[] = [];
   try {
     await writeFile(join(dir, 'owner.json'), JSON.stringify(owner, null, 2)); // before the cgroups exist: sweep finds them
-    await mkdir(workspace);
-    await mkdir(join(home, 'tmp'), { recursive: true });
+    if (disk) {
+      // The workspace, HOME and /tmp on the sandbox's limited disk, before bubblewrap starts.
+      await mountDisk(dir, m.disk.bytes!);
+    } else {
+      await mkdir(workspace);
+      await mkdir(join(home, 'tmp'), { recursive: true });
+    }
     cgroups = await makeCgroups(m.cgroups, cgName, shape.controllers);
     if (acct && !cgroups.includes(acct)) {
       await mkdir(acct).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
@@ -133,9 +157,9 @@ export async function makeSlot(m: Machine, root: string, shape: SlotShape, name:
   // The holder's environment is PATH and LANG: never a secret, and no sandbox marker either (a
   // pooled holder's folder is renamed; it dies with its pid 1, its cgroup, and its runner).
   const holder = m.mode === 'bubblewrap' && m.holder
-    ? new Holder({ bwrap: bwrapArgs(m, { workspace, home }, shape, shape.workspacePath), env: { PATH: sandboxPath(), LANG: 'C.UTF-8' }, cgroups, port: SANDBOX_PROXY_PORT, socketInside: SANDBOX_PROXY_SOCKET })
+    ? new Holder({ bwrap: bwrapArgs(m, { workspace, home, tmp }, shape, shape.workspacePath), env: { PATH: sandboxPath(), LANG: 'C.UTF-8' }, cgroups, port: SANDBOX_PROXY_PORT, socketInside: SANDBOX_PROXY_SOCKET })
     : undefined;
-  return { dir, workspace, home, cgName, cgroups, owner, holder };
+  return { dir, workspace, home, ...(tmp ? { tmp } : {}), disk, cgName, cgroups, owner, holder };
 }
 
 function exists(runId: string, rolloutId: string, dir: string): ClawGymError {
@@ -182,6 +206,7 @@ export class SlotPool {
     try {
       // A folder that exists (a sandbox of that id) is not empty: rename refuses to replace it.
       await rename(slot.dir, dir);
+      diskMoved(slot.dir, dir);
     } catch (e) {
       this.background(discardSlot(slot));
       const code = (e as NodeJS.ErrnoException).code;
@@ -189,7 +214,7 @@ export class SlotPool {
       throw e;
     }
     const owner: OwnerFile = { ...slot.owner, rolloutId, created: new Date().toISOString() };
-    const taken: Slot = { ...slot, dir, workspace: join(dir, 'workspace'), home: join(dir, 'home'), owner };
+    const taken: Slot = { ...slot, dir, ...layout(dir, slot.disk), owner };
     try {
       await writeFile(join(dir, 'owner.json'), JSON.stringify(owner, null, 2));
       await writeLimits(this.m.cgroups, slot.cgName, limits);

@@ -8,6 +8,7 @@ import { chmod, lstat, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SweepReport } from '../contracts/sandbox';
 import { killCgroup, removeCgroup } from './cgroups';
+import { unmountUnder } from './disk';
 import { killMarked } from './marking';
 import { ownerAlive, readOwnerFile, type OwnerStamp } from './owner';
 
@@ -22,8 +23,12 @@ export interface OwnerFile extends OwnerStamp {
   cgroups: string[];
 }
 
-/** rm -rf that also copes with folders a sandboxed process made read-only. */
+/**
+ * rm -rf that also copes with folders a sandboxed process made read-only, and that first
+ * unmounts what is mounted under `dir` (a sandbox's limited disk), never reaching into a mount.
+ */
 export async function removeTree(dir: string): Promise<void> {
+  await unmountUnder(dir);
   try { await rm(dir, { recursive: true, force: true }); return; } catch { /* fix permissions below */ }
   const walk = async (p: string): Promise<void> => {
     const st = await lstat(p).catch(() => undefined);

@@ -27,9 +27,11 @@ describeIf(hiding.status === 0 ? undefined : `cannot hide programs in a mount na
 });
 
 describeIf(bubblewrapMissing(), 'clawgym doctor where bubblewrap is installed', () => {
-  it('says which bubblewrap it started a sandbox with, and where (JSON for scripts)', () => {
+  it('says which bubblewrap it started a sandbox with, and where, and how the disk limit is kept (JSON for scripts)', () => {
     const rows = JSON.parse(doctor(project(), ['--json']).stdout) as { status: string; what: string; detail: string }[];
-    expect(rows.find((x) => x.what === 'sandbox local: isolation')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^bubblewrap \d+\.\d+\.\d+ at \/.+\/bwrap$/) });
+    // As root the default 1 GiB is a tmpfs per sandbox; otherwise doctor says it is not enforced, and why.
+    const disk = process.getuid?.() === 0 ? 'tmpfs of 1 GiB for workspace, HOME and /tmp \\(ENOSPC past it\\)' : 'not enforced: mounting a size-limited tmpfs needs root';
+    expect(rows.find((x) => x.what === 'sandbox local: isolation')).toMatchObject({ status: 'ok', detail: expect.stringMatching(new RegExp(`^bubblewrap \\d+\\.\\d+\\.\\d+ at /.+/bwrap; disk limit ${disk}$`)) });
     expect(rows.filter((x) => x.status === 'missing').map((x) => x.what)).toEqual(['algorithm nope']);
   });
 });

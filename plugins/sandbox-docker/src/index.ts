@@ -35,6 +35,8 @@ export default definePlugin({
     warmIdleMs: z.number().int().positive().optional(),
     /** Process limit when a rollout sets none (default 1024). */
     defaultPids: z.number().int().positive().optional(),
+    /** What one sandbox may write (default '1g'; a number is MiB; false or 0: no limit). */
+    diskLimit: z.union([z.string().min(1), z.number().min(0), z.literal(false)]).optional(),
   }),
   apply(api, options) {
     api.provide.sandbox(new DockerSandboxProvider(options));

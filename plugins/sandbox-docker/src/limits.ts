@@ -10,7 +10,7 @@ import type Docker from 'dockerode';
 
 const WALL = 'timer: the container is killed';
 
-const KERNEL: Record<keyof Omit<LimitEnforcement, 'wall'>, { controller: Controller; how: string }> = {
+const KERNEL: Record<keyof Omit<LimitEnforcement, 'wall' | 'disk'>, { controller: Controller; how: string }> = {
   pids: { controller: 'pids', how: 'cgroup pids limit (PidsLimit)' },
   memory: { controller: 'memory', how: 'cgroup memory limit, no swap beyond it (Memory, MemorySwap)' },
   cpus: { controller: 'cpu', how: 'cgroup CFS quota (NanoCpus)' },

@@ -1,7 +1,7 @@
 import { chmod, copyFile, mkdir, mkdtemp, open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { checkWorkspacePath, ClawGymError, ErrorCodes, messageOf, ownerStamp, removeTree, writeOwnerFile, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxIdentity, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
+import { checkWorkspacePath, ClawGymError, ErrorCodes, messageOf, mountDisk, ownerStamp, parseDiskLimit, probeDiskMount, removeTree, sizeInWords, writeOwnerFile, type LimitEnforcement, type ProviderCheck, type Sandbox, type SandboxIdentity, type SandboxProvider, type SandboxSpec, type SweepReport } from '@clawgym/core';
 import Docker from 'dockerode';
 import { DockerHost, DockerHosts, handshakeRefusal, isUnreachable, withTimeout, type DockerHostSpec } from './hosts';
 import { engineLimitEnforcement } from './limits';
@@ -43,6 +43,12 @@ export interface DockerSandboxOptions {
   warmPool?: number;
   /** Remove spares after this long without a hand-out (default 30 s). */
   warmIdleMs?: number;
+  /**
+   * What one sandbox may write (default `'1g'`; a number is MiB; false or 0: no limit): /tmp and
+   * /var/tmp are tmpfs of that size each, and — on a local engine, as root — the workspace and
+   * HOME share a tmpfs of that size (as the local sandbox's; core's disk.ts). Past it: ENOSPC.
+   */
+  diskLimit?: string | number | false;
 }
 
 /** The Docker API socket from `DOCKER_HOST` (unix:// only) or the default. */
@@ -72,6 +78,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly removals = new Set<Promise<void>>();
   /** The run's read-only folders as volumes on remote hosts. */
   private readonly readOnly: ReadOnlyVolumes;
+  private readonly diskBytes: number | undefined;
+  private diskMount?: Promise<{ ok: boolean; reason?: string }>;
 
   constructor(private readonly options: DockerSandboxOptions = {}) {
     if (options.hosts && options.socketPath) throw new ClawGymError(ErrorCodes.DOCKER_HOST_INVALID, 'give socketPath or hosts, not both', { hint: "hosts: ['unix:///var/run/docker.sock', 'tcp://10.0.0.2:2376', …]" });
@@ -88,6 +96,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.readOnly = new ReadOnlyVolumes(this.image);
     this.user = parseUser(options.user ?? '1000:1000');
     this.tmpDir = options.tmpDir ?? tmpdir();
+    this.diskBytes = parseDiskLimit(options.diskLimit);
   }
 
   private imagesOf(host: DockerHost): TaskImages {
@@ -154,8 +163,12 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   /** How the first host's engine enforces each limit, by its own account. */
-  limitEnforcement(): Promise<LimitEnforcement> {
-    return engineLimitEnforcement(this.docker);
+  async limitEnforcement(): Promise<LimitEnforcement> {
+    const e = await engineLimitEnforcement(this.docker);
+    if (this.diskBytes === undefined) return { ...e, disk: 'not enforced: diskLimit is off' };
+    const size = sizeInWords(this.diskBytes);
+    const mount = await (this.diskMount ??= probeDiskMount());
+    return { ...e, disk: `tmpfs of ${size} for /tmp and for /var/tmp; workspace and HOME ${mount.ok ? `(local engine) a tmpfs of ${size}` : `not enforced: ${mount.reason}`}` };
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
@@ -266,8 +279,13 @@ export class DockerSandboxProvider implements SandboxProvider {
       const workspace = join(root, 'workspace');
       const home = join(root, 'home');
       const opt = join(root, 'opt');
-      await mkdir(workspace);
-      await mkdir(join(home, 'tmp'), { recursive: true });
+      // On a local engine (it binds our folders), as root: the workspace and HOME on a tmpfs of the disk limit.
+      const disk = this.diskBytes !== undefined && host.local && (await (this.diskMount ??= probeDiskMount())).ok;
+      if (disk) await mountDisk(root, this.diskBytes!);
+      else {
+        await mkdir(workspace);
+        await mkdir(join(home, 'tmp'), { recursive: true });
+      }
       await mkdir(opt);
       const rootHome = join(root, 'root-home');
       if (underRootHome(workdir)) {
@@ -315,7 +333,7 @@ export class DockerSandboxProvider implements SandboxProvider {
             ReadonlyRootfs: !taskImage,
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
-            Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777', '/var/tmp': 'rw,nosuid,nodev,mode=1777' },
+            Tmpfs: Object.fromEntries(['/tmp', '/var/tmp'].map((p) => [p, `rw,nosuid,nodev,mode=1777${this.diskBytes !== undefined ? `,size=${this.diskBytes}` : ''}`])),
             // A remote host sees none of our folders: volumes, filled through the archive API.
             Mounts: remote?.mounts ?? [
               ...(underRootHome(workdir) ? [{ Type: 'bind' as const, Source: rootHome, Target: ROOT_HOME }] : []),

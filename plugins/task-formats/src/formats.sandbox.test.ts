@@ -38,6 +38,7 @@ describeIf(missing, `script verifiers in a real sandbox (${bubblewrapPath() ? 'b
   });
   afterAll(async () => {
     for (const sb of open) await sb.destroy();
+    await provider?.close();
     if (server) await new Promise<void>((r) => server.close(() => r()));
     if (root) await rm(root, { recursive: true, force: true });
     if (sockDir) await rm(sockDir, { recursive: true, force: true });
