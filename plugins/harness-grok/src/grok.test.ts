@@ -70,7 +70,7 @@ describeIf(grok.missing, 'clawgym doctor on the Grok CLI harness', () => {
     const bin = 'bin' in grok.cli ? grok.cli.bin : '';
     expect(row({ use: 'grok', options: { bin, node: 'bin' in grok.cli ? grok.cli.node : undefined } })).toMatchObject({ status: 'ok', detail: `Grok CLI at ${bin}` });
     expect(row({ use: 'grok', options: { bin: '/nonexistent/index.js' } })).toMatchObject({
-      status: 'missing', detail: 'Grok CLI: bin "/nonexistent/index.js" is not an executable file', install: 'bash scripts/install-harnesses.sh grok',
+      status: 'missing', detail: 'Grok CLI: bin "/nonexistent/index.js" is not an executable file', install: 'npm i -D @vibe-kit/grok-cli',
     });
   }, 120_000);
 });

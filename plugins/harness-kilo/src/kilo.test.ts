@@ -60,7 +60,7 @@ describeIf(kilo.missing, 'clawgym doctor on the Kilo Code harness', () => {
     expect(rows(dir).find((x) => x.what === 'harness kilo: CLI')).toMatchObject({ status: 'ok', detail: `Kilo Code at ${bin}` });
     const gone = tempProject({ 'clawgym.config.mjs': 'export default { harnesses: [{ use: \'kilo\', options: { bin: \'/nonexistent/.kilo\' } }] };\n' }, 'clawgym-doctor-kilo-');
     expect(rows(gone).find((x) => x.what === 'harness kilo: CLI')).toMatchObject({
-      status: 'missing', detail: 'Kilo Code: bin "/nonexistent/.kilo" is not an executable file', install: 'bash scripts/install-harnesses.sh kilo',
+      status: 'missing', detail: 'Kilo Code: bin "/nonexistent/.kilo" is not an executable file', install: 'npm i -D @kilocode/cli',
     });
   }, 120_000);
 });
