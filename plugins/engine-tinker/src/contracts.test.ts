@@ -2,13 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv from 'ajv';
-import { clippedTisLoss, eachToken, type RolloutTree, type TrainerBatch } from '@clawgym/core';
-import { computeGrpo } from '@clawgym/algo-grpo';
+import { eachToken } from '@clawgym/core';
 import { loadContract, routeOf, type ContractName } from './contracts';
 import { tinkerEngineProvider } from './engine';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { ContractCheck, conversationProblems, recordingProxy, type Exchange } from './__fixtures__/contract-check';
-import { optimizer, startStandIn } from './__fixtures__/stand-in';
+import { grpoBatch as batch, optimizer, startStandIn } from './__fixtures__/stand-in';
 
 /*
  * The contracts scripts/server-contracts read from the servers' sources (contracts/*.json), and
@@ -54,15 +53,6 @@ describe('the committed server contracts (contracts/*.json)', () => {
   });
 });
 
-const tree: RolloutTree = {
-  rolloutId: 'r', taskId: 't', category: 'c', harness: 'h', outcome: 'ok', reward: 1, auxiliaryRoots: [], filterCounts: {},
-  nodes: [
-    { id: 0, parent: -1, kind: 'inserted', tokens: Int32Array.from([10, 11, 12]), callIndex: 0 },
-    { id: 1, parent: 0, kind: 'generated', tokens: Int32Array.from([40, 41, 42]), logprobs: Float32Array.from([-2, -2.3, -2.6]), callIndex: 0 },
-  ],
-};
-const other: RolloutTree = { ...tree, rolloutId: 'q', reward: 0 };
-const batch: TrainerBatch = { trees: [tree, other], advantages: computeGrpo({ algorithm: 'grpo', options: {}, trees: [tree, other] }), loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2 }, policyLoss: clippedTisLoss };
 const retry = { attempts: 3, baseDelayMs: 10, maxDelayMs: 50, requestTimeoutMs: 5000, futureTimeoutMs: 20_000 };
 /** FastAPI serves its own document; it is no route of the app's. */
 const fastapiDoc = (e: Exchange) => e.path === '/openapi.json';

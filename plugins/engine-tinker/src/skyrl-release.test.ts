@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clippedTisLoss, ClawGymError, type RolloutTree, type TrainerBatch } from '@clawgym/core';
-import { computeGrpo } from '@clawgym/algo-grpo';
+import { ClawGymError } from '@clawgym/core';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { recordingProxy } from './__fixtures__/contract-check';
-import { optimizer, startStandIn } from './__fixtures__/stand-in';
+import { grpoBatch as batch, optimizer, startStandIn } from './__fixtures__/stand-in';
 
 /*
  * What each SkyRL release does with a retried training request, and what the client does about it.
@@ -16,15 +15,6 @@ import { optimizer, startStandIn } from './__fixtures__/stand-in';
  *                drops the field), :921-970 (each request a new future): a retry runs again.
  * `clawgym trainer serve --as skyrl@<release>` reproduces each (server-release.ts, from contracts/).
  */
-const tree: RolloutTree = {
-  rolloutId: 'r', taskId: 't', category: 'c', harness: 'h', outcome: 'ok', reward: 1, auxiliaryRoots: [], filterCounts: {},
-  nodes: [
-    { id: 0, parent: -1, kind: 'inserted', tokens: Int32Array.from([10, 11, 12]), callIndex: 0 },
-    { id: 1, parent: 0, kind: 'generated', tokens: Int32Array.from([40, 41, 42]), logprobs: Float32Array.from([-2, -2.3, -2.6]), callIndex: 0 },
-  ],
-};
-const other: RolloutTree = { ...tree, rolloutId: 'q', reward: 0 };
-const batch: TrainerBatch = { trees: [tree, other], advantages: computeGrpo({ algorithm: 'grpo', options: {}, trees: [tree, other] }), loss: { clipLow: 0.2, clipHigh: 0.28, tisCap: 2 }, policyLoss: clippedTisLoss };
 const retry = { attempts: 4, baseDelayMs: 10, maxDelayMs: 50, requestTimeoutMs: 5000, futureTimeoutMs: 20_000 };
 
 const post = async (url: string, route: string, body: unknown) => {
