@@ -33,7 +33,7 @@ describe('clawgym new plugin', () => {
     const build = spawnSync(join(repo, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(build.stdout + build.stderr).toBe('');
     expect(build.status).toBe(0);
-    const test = spawnSync(process.execPath, ['--test', 'dist/**/*.test.js'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const test = spawnSync(process.execPath, ['--test', '--test-reporter=spec', 'dist/**/*.test.js'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(test.stdout).toMatch(/^ℹ fail 0$/m);
     expect(test.stdout).toMatch(/^ℹ pass [1-9]/m);
     expect(test.status).toBe(0);

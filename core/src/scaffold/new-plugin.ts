@@ -54,7 +54,7 @@ function packageJson(kind: NewPluginKind, packageName: string, name: string, cor
     scripts: {
       build: 'tsc -p tsconfig.json',
       // `node` here is the Node 24 that @clawgym/core brings (node_modules/.bin comes first on an npm script's PATH).
-      test: 'npm run build && node --test "dist/**/*.test.js"',
+      test: 'npm run build && node --test --test-reporter=spec "dist/**/*.test.js"',
       prepack: 'npm run build',
     },
     ...(provides ? { clawgym: { provides: { [provides]: [name] } } } : {}),

@@ -65,6 +65,14 @@ describe('the task-suite tester finds what a broken suite gets wrong', () => {
       expect.stringMatching(/^junk count-2: verify threw on a junk workspace \(random bytes\): .*JSON.*; a verifier returns reward 0 there, or raises a ClawGymError that names the suite "count"$/),
       'junk count-4: a junk workspace (random bytes) scores reward 1: ',
     ]);
+    // A parser's message quotes the bytes it choked on; a problem stays one printable line.
+    const quoting = (split: 'train' | 'test') => sound(split).map((t): Task => (t.id === 'count-2' ? { ...t, verify: async (ws) => {
+      if ((await ws.readFile('in.txt')).toString() !== 'x') throw new SyntaxError('Unexpected token in "\u02e1h:\n\u0000b\ufffd"');
+      return t.verify(ws);
+    } } : t));
+    expect((await checks(quoting)).filter((p) => p.startsWith('junk'))).toEqual([
+      'junk count-2: verify threw on a junk workspace (random bytes): Unexpected token in "\u02e1h:\\u000a\\u0000b?"; a verifier returns reward 0 there, or raises a ClawGymError that names the suite "count"',
+    ]);
     const faulting = (split: 'train' | 'test') => sound(split).map((t) => ({
       ...t, verify: async (ws: Parameters<Task['verify']>[0]) => {
         if (!(await ws.exists('in.txt'))) throw new ClawGymError(ErrorCodes.VERIFIER_FAILED, 'task suite "count": in.txt is gone');

@@ -56,10 +56,15 @@ export async function playOracle(turns: readonly OracleTurn[], root: string): Pr
   }
 }
 
-/** A thrown value's message (errors from another realm, as jest's, are no `instanceof Error`). */
+/**
+ * A thrown value's message on one printable line (errors from another realm, as jest's, are no
+ * `instanceof Error`; a parser's message may quote the junk bytes it choked on, newlines included).
+ */
 const messageOf = (err: unknown): string => {
   const m = (err as { message?: unknown } | undefined)?.message;
-  return typeof m === 'string' ? m : String(err);
+  const text = typeof m === 'string' ? m : String(err);
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, (c) => (c === '\ufffd' ? '?' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 };
 
 const sameVerdict = (a: Verdict, b: Verdict) => a.reward === b.reward && a.pass === b.pass && a.details === b.details;
