@@ -275,5 +275,17 @@ install_one() {
 
 mkdir -p "$HARNESS_DIR"
 NODE24="$(ensure_node24)"
-for h in "$@"; do install_one "$h"; done
-printf '%s\n' "${SUMMARY[@]}"
+# The CLIs install side by side (each into its own prefix; npm's cache takes concurrent writers):
+# the time is the registry's, not the machine's. Each prints its HARNESS line into a file of its
+# own; the lines come out in the order asked, and the first failure fails the whole.
+results="$(mktemp -d)"
+trap 'rm -rf "$results"' EXIT
+declare -a jobs=()
+for h in "$@"; do
+  ( install_one "$h"; printf '%s\n' "${SUMMARY[@]}" > "$results/$h" ) &
+  jobs+=("$!")
+done
+failed=0
+for i in "${!jobs[@]}"; do wait "${jobs[$i]}" || { log "ERROR: ${*:$((i + 1)):1} failed to install (its lines above say why)"; failed=1; }; done
+[ "$failed" = 0 ] || exit 1
+for h in "$@"; do cat "$results/$h"; done
