@@ -209,14 +209,16 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
   }, 60_000);
 
   it('a harness with no model call within the start-up limit is stopped as an infra failure of class harness-start; one that called and then hangs is a timeout', async () => {
+    // The limits leave a loaded machine seconds to start a sandbox and print (the stuck harness's
+    // "loading plugins" must be in the details; the hanging one must have made its call).
     const jobs: RolloutJob[] = [
       { rolloutId: 'stuck-1', step: 1, task: writeTask('s1', { timeLimitMs: 30_000 }), harness: stuckAtStart },
-      { rolloutId: 'hang-after-call-1', step: 1, task: writeTask('s2', { timeLimitMs: 2500 }), harness: hanger },
+      { rolloutId: 'hang-after-call-1', step: 1, task: writeTask('s2', { timeLimitMs: 6000 }), harness: hanger },
       { rolloutId: 'stuck-to-limit-1', step: 1, task: writeTask('s3', { timeLimitMs: 1000 }), harness: stuckAtStart },
     ];
-    const by = Object.fromEntries((await runner(undefined, { infraRetries: 0, startupTimeoutMs: 1500 }).run(jobs)).map((r) => [r.rolloutId, r]));
+    const by = Object.fromEntries((await runner(undefined, { infraRetries: 0, startupTimeoutMs: 5000 }).run(jobs)).map((r) => [r.rolloutId, r]));
     expect(by['stuck-1']).toMatchObject({ outcome: 'infra-error', infraClass: 'harness-start', calls: 0 });
-    expect(by['stuck-1']!.details).toMatch(/no model call within the start-up limit of 1500 ms.*loading plugins/);
+    expect(by['stuck-1']!.details).toMatch(/no model call within the start-up limit of 5000 ms.*loading plugins/);
     expect(by['stuck-1']!.reward).toBeNaN();
     expect(by['hang-after-call-1']).toMatchObject({ outcome: 'timeout', calls: 1 });
     expect(by['hang-after-call-1']!.infraClass).toBeUndefined();
