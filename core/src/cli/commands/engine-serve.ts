@@ -15,6 +15,8 @@ export interface EngineServeOptions {
   replies?: string;
   /** With `tokenizer`: the context it stands for. */
   contextLength?: string;
+  /** Answer as this server release does (`sglang@0025436e`, `sglang@8905cbd4`, `vllm@c8109375`, `vllm@90245f41`). */
+  as?: string;
 }
 
 /**
