@@ -53,7 +53,7 @@ const STAND_IN_ROUTES = [
   'GET /health', 'GET /v1/models', 'POST /v1/completions', 'POST /generate', 'POST /pause_generation', 'POST /continue_generation',
   'POST /update_weights_from_disk', 'GET /get_server_info', 'GET /get_model_info', 'GET /model_info', 'GET /get_weight_version', 'POST /flush_cache',
   'POST /pause', 'POST /resume', 'GET /is_paused', 'GET /weight_info', 'POST /init_weight_transfer_engine', 'POST /start_weight_update',
-  'POST /update_weights', 'POST /finish_weight_update', 'POST /v1/load_lora_adapter',
+  'POST /update_weights', 'POST /finish_weight_update', 'POST /v1/load_lora_adapter', 'POST /load_lora_adapter', 'POST /unload_lora_adapter',
 ];
 
 describe('engine serve --as: the routes of that server only', () => {
@@ -93,6 +93,18 @@ describe('engine serve --as: SGLang 0025436e against 8905cbd4', () => {
     const s = await start({ as });
     expect(await call(s.url, 'POST /update_weights_from_disk', { weight_version: '1' })).toEqual({ status: 422, json: { detail: [expect.objectContaining({ type: 'missing', loc: ['body', 'model_path'] })] } });
     expect((await call(s.url, 'POST /update_weights_from_disk')).json.detail[0].loc).toEqual(['body']);
+  });
+});
+
+describe('engine serve --as sglang: LoRA routes as a server launched without --enable-lora', () => {
+  // 8905cbd4 http_server.py:1466-1474 (LoadLoRAAdapterReqInput: lora_name, lora_path required, io_struct.py:2002-2006),
+  // tokenizer_control_mixin.py:572-575: the ValueError becomes {success: false, error_message} with 400.
+  it.each(['sglang@0025436e', 'sglang@8905cbd4'] as const)('%s: /load_lora_adapter answers 400 "LoRA is not enabled", 422 without lora_path', async (as) => {
+    const s = await start({ as });
+    expect(await call(s.url, 'POST /load_lora_adapter', { lora_name: 'a', lora_path: '/w/a' })).toEqual({ status: 400, json: { success: false, error_message: 'LoRA is not enabled. Please set `--enable-lora` to enable LoRA.', loaded_adapters: null } });
+    expect((await call(s.url, 'POST /load_lora_adapter', { lora_name: 'a' })).json.detail[0].loc).toEqual(['body', 'lora_path']);
+    expect((await call(s.url, 'POST /unload_lora_adapter', { lora_name: 'a' })).status).toBe(400);
+    expect((await call(s.url, 'GET /get_server_info')).json).toMatchObject({ enable_lora: false });
   });
 });
 
@@ -145,6 +157,11 @@ describe('ClawGym\'s clients against the stand-in as each release', () => {
     const engine = client('vllm', old.url, { vllmFullWeights: 'disk' });
     await engine.syncWeights!(await published(2));
     expect(engine.policyVersion()).toBe(2);
+  });
+
+  it.each(['sglang@0025436e', 'sglang@8905cbd4'] as const)('the SGLang client refuses to send a LoRA adapter to %s, which says it was launched without --enable-lora', async (as) => {
+    const s = await start({ as });
+    await expect(client('sglang', s.url).syncWeights!({ path: join(dir, 'adapter'), version: 1, kind: 'lora' })).rejects.toThrow(/launched without --enable-lora[\s\S]*relaunch it with --enable-lora/);
   });
 
   it('each client pointed at the other server\'s release fails with the route that is missing', async () => {

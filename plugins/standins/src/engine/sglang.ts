@@ -128,6 +128,14 @@ export async function sglangControl(state: ServingState, served: string, release
     case 'GET /model_info':
       if (legacy) return [404, { detail: 'Not Found' }];
       return [200, { model_path: served, is_generation: true, weight_version: state.version() }];
+    case 'POST /load_lora_adapter':
+    case 'POST /unload_lora_adapter':
+      // As SGLang launched without --enable-lora (what /get_server_info says): the tokenizer
+      // manager's ValueError, answered as {success: false} with 400 (8905cbd4
+      // tokenizer_control_mixin.py:572-575, http_server.py:1466-1474; a8fcbf6f
+      // tokenizer_communicator_mixin.py:508). Only with --as: before it, the stand-in had no such route.
+      if (release.server !== 'sglang') return undefined;
+      return [400, { success: false, error_message: 'LoRA is not enabled. Please set `--enable-lora` to enable LoRA.', loaded_adapters: null }];
     case 'GET /get_weight_version':
       if (release.weightVersionGone) return [404, { detail: "Endpoint '/get_weight_version' or '/weight_version' is deprecated. Please use '/model_info' instead." }];
       return [200, { weight_version: state.version() }];
@@ -156,6 +164,10 @@ const PAUSE_MODES = ['abort', 'retract', 'in_place'] as const;
 function refusal(release: EngineRelease, route: string, body: Json): [number, unknown] | undefined {
   if (!release.validates) return undefined;
   if (route === 'POST /update_weights_from_disk' && typeof body.model_path !== 'string') return unprocessable(bodyAbsent(body) ? ['body'] : ['body', 'model_path'], 'missing', bodyAbsent(body) ? null : body);
+  // LoadLoRAAdapterReqInput: lora_name and lora_path required; UnloadLoRAAdapterReqInput: lora_name.
+  const lora = route === 'POST /load_lora_adapter' ? ['lora_name', 'lora_path'] : route === 'POST /unload_lora_adapter' ? ['lora_name'] : [];
+  const missing = lora.find((f) => typeof body[f] !== 'string');
+  if (missing) return unprocessable(bodyAbsent(body) ? ['body'] : ['body', missing], 'missing', bodyAbsent(body) ? null : body);
   if (route !== 'POST /pause_generation' && route !== 'POST /continue_generation') return undefined;
   if (!release.pauseBody) return undefined; // 0025436e reads no body: anything goes
   if (bodyAbsent(body)) return unprocessable(['body'], 'missing', null);
