@@ -41,10 +41,23 @@ const layerRules = LAYERS.map(([name, ...entries], i) => ({
   to: { path: pathsOf(LAYERS.slice(i + 1).flatMap(([, ...e]) => e)) },
 })).filter((_, i) => i < LAYERS.length - 1);
 
+// Within the stages layer, a stage may use the stages a rollout meets before it, never one after:
+// the proxy (4) knows nothing of training (9). What two stages share lives in the earlier one or
+// below the layer; what only a stand-in needs (the unigram trainer) lives in @clawgym/standins.
+const STAGES = LAYERS.find(([name]) => name === 'stages').slice(1);
+const stageRules = STAGES.slice(0, -1).map((stage, i) => ({
+  name: `stage-${stage.slice(0, -1)}-points-back`,
+  comment: `${stage} comes before ${STAGES.slice(i + 1).join(', ')} in a rollout: it must not import them`,
+  severity: 'error',
+  from: { path: pathsOf([stage]) },
+  to: { path: pathsOf(STAGES.slice(i + 1)) },
+}));
+
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'import cycles hide which part depends on which', from: {}, to: { circular: true } },
     ...layerRules,
+    ...stageRules,
     {
       name: 'every-file-in-a-layer',
       severity: 'error',

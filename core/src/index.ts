@@ -66,8 +66,7 @@ export { packTree, flattenBranches, type PackedTree, type FlatBranch } from './7
 export { clippedTisLoss, policyLoss, valueLoss, type PolicyLossInput, type PolicyLossResult } from './9-train/policy-loss';
 export { treesToDatums, foldImportanceWeight, type BatchDatums } from './9-train/datums';
 export { datumStep } from './9-train/datum-step';
-export { UnigramDatumTrainer, UnigramTrainer, datumTokenLoss } from './9-train/unigram-trainer';
-export { loadUnigramWeights, saveUnigramWeights, UNIGRAM_MODEL_TYPE } from './9-train/unigram-weights';
+export { datumTokenLoss } from './9-train/datum-loss';
 export { buildStepTrees } from './7-tree/step-trees';
 export { computeStepAdvantages } from './8-advantage/step-advantages';
 export { drawTree } from './7-tree/draw';

@@ -126,6 +126,7 @@ function servingCommands(program: Command, command: CommandMaker, io: CliIo): vo
     .option('--served-model-name <name>', 'the model name vLLM clients send (default: the engine\'s name)')
     .option('--sglang-deterministic', 'as SGLang with --enable-deterministic-inference: sampling_params.sampling_seed seeds the sampling (ignored otherwise); /get_server_info says which')
     .addOption(new Option('--sglang <behaviour>', 'which SGLang to reproduce: 0025436e (pause_generation takes no body and aborts everything in flight) or modes (pause modes, /model_info)').choices(['0025436e', 'modes']).default('0025436e'))
+    .addOption(new Option('--as <release>', 'answer as this server release does: its protocol\'s routes only (the other\'s answer 404), its pause, its /get_weight_version, its refusals (422 where FastAPI validates a body); overrides --sglang and --no-vllm-weight-info').choices(['sglang@0025436e', 'sglang@8905cbd4', 'vllm@c8109375', 'vllm@90245f41']))
     .option('--vllm-disk-transfer', 'serve vLLM\'s weight-transfer routes with the disk backend (only in the unreleased PR #52152)')
     .option('--no-vllm-weight-info', 'answer 404 at /weight_info, as vLLM before PR #49040')
     .option('--tokenizer <folder>', 'serve the scripted engine in this Hugging Face model\'s tokens and chat template instead of the config\'s engine: replies from --replies, logprobs under the unigram policy `trainer serve --tokenizer` trains (its weights load through the update routes)')

@@ -29,7 +29,7 @@ export const SHIPPED_PACKAGES: readonly string[] = [
   '@clawgym/algo-grpo', '@clawgym/algo-ppo', '@clawgym/engine-embedded', '@clawgym/engine-tinker', '@clawgym/engine-vllm',
   '@clawgym/harness-agentloop', '@clawgym/harness-claude-code', '@clawgym/harness-codex', '@clawgym/harness-gemini-cli',
   '@clawgym/harness-grok', '@clawgym/harness-kilo', '@clawgym/harness-openclaw', '@clawgym/harness-opencode', '@clawgym/harness-pi', '@clawgym/harness-qwen-code',
-  '@clawgym/kernels-cpu', '@clawgym/kernels-gpujs', '@clawgym/model-hf', '@clawgym/sandbox-docker',
+  '@clawgym/kernels-cpu', '@clawgym/kernels-gpujs', '@clawgym/model-hf', '@clawgym/sandbox-docker', '@clawgym/standins',
   '@clawgym/task-builtin', '@clawgym/task-formats', '@clawgym/task-jobbench', '@clawgym/task-officeqa',
 ];
 

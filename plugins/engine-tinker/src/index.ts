@@ -4,8 +4,8 @@ import { tinkerTrainerProvider } from './trainer';
 
 /**
  * `trainer: 'tinker'` and `engine: 'tinker'`: a trainer (and its sampler) behind the Tinker API —
- * hosted Tinker or SkyRL's Tinker server (docs/scale.md) — and `clawgym trainer serve`, a
- * stand-in that serves the embedded trainer over that API as strictly as SkyRL's backends behave.
+ * hosted Tinker or SkyRL's Tinker server (docs/scale.md). Its stand-in, `clawgym trainer serve`,
+ * ships in `@clawgym/standins`.
  */
 export default definePlugin({
   name: 'clawgym:engine-tinker',
@@ -17,11 +17,12 @@ export default definePlugin({
   },
 });
 
-export { TinkerServer, type TinkerServerOptions } from './server';
 export { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './trainer';
 export { TinkerEngine, TinkerEngineOptions, tinkerEngineProvider } from './engine';
 export { TinkerHttp, defaultRetry, type RetryOptions } from './http';
 export { TinkerModel } from './client';
 export { BACKEND_TRAITS, TRAINER_BACKENDS, SKYRL_FIXED_OPTIMIZER, type BackendTraits, type TrainerBackend } from './backends';
 export { packFolder, unpackArchive } from './archive';
-export { trainerServe } from './serve-command';
+// The wire format and the servers' contracts, shared with the Tinker stand-in (`@clawgym/standins`).
+export { decodeAdam, decodeDatum, decodeLossConfig, inputTokens, parseTinkerPath, type WireDatum, type WireModelInput, type WirePassInput, type WirePassOutput, type WireSampleOutput } from './wire';
+export { fieldsOf, loadContract, openapiOf, routeOf, type Contract, type ContractName } from './contracts';

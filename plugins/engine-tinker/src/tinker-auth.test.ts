@@ -1,7 +1,7 @@
 import { ClawGymError, clippedTisLoss, eachToken, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
 import { TinkerHttp } from './http';
 import { TinkerModel } from './client';
-import type { TinkerServerOptions } from './server';
+import type { TinkerServerOptions } from '@clawgym/standins';
 import { TinkerTrainer, TinkerTrainerOptions } from './trainer';
 import { tinkerEngineProvider } from './engine';
 import { computeGrpo } from '@clawgym/algo-grpo';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClawGymError, eachToken, clippedTisLoss, ErrorCodes, type AdvantageResult, type RolloutTree, type TrainerBatch } from '@clawgym/core';
-import type { TinkerServerOptions } from './server';
+import type { TinkerServerOptions } from '@clawgym/standins';
 import { TinkerTrainer, TinkerTrainerOptions, tinkerTrainerProvider } from './trainer';
 import { tinkerEngineProvider } from './engine';
 import { EmbeddedEngine, SharedPolicy } from '@clawgym/engine-embedded';

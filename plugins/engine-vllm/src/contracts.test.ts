@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { byteChatMl, eachToken, type Engine } from '@clawgym/core';
 import { EmbeddedEngine, SharedPolicy, publishPolicy, type ModelConfig } from '@clawgym/engine-embedded';
 import { cpuKernels } from '@clawgym/kernels-cpu';
-import { serveEngine, type EngineServerOptions } from './serve/engine-server';
+import { serveEngine, type EngineServerOptions } from '@clawgym/standins';
 import { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
 import { transcriptServer } from './__fixtures__/transcript';
 import type { Contract } from '../../engine-tinker/src/contracts';

@@ -48,8 +48,7 @@ const tokenIdProvider = (flavor: 'vllm' | 'sglang'): EngineProvider => ({
 
 /**
  * `engine: 'vllm'` and `engine: 'sglang'`: a vLLM or SGLang server driven with token ids (see
- * docs/scale.md), and `clawgym engine serve`, a stand-in that serves an in-process engine behind
- * both servers' routes as strictly as the released servers behave.
+ * docs/scale.md). Their stand-in, `clawgym engine serve`, ships in `@clawgym/standins`.
  */
 export default definePlugin({
   name: 'clawgym:engine-vllm',
@@ -62,5 +61,5 @@ export default definePlugin({
 });
 
 export { createTokenIdEngine, type TokenIdEngineOptions } from './token-id-client';
-export { serveEngine, type EngineServer, type EngineServerOptions } from './serve/engine-server';
-export { engineServe } from './serve/command';
+// The label a weight version travels under, shared with the engine stand-in (`@clawgym/standins`).
+export { versionOf } from './weight-sync';

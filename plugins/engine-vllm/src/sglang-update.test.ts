@@ -1,5 +1,5 @@
 import { byteChatMl, type Engine, type GenerateRequest, type PublishedWeights, type TokenStep } from '@clawgym/core';
-import { serveEngine, type EngineServer } from './serve/engine-server';
+import { serveEngine, type EngineServer } from '@clawgym/standins';
 import { createTokenIdEngine } from './token-id-client';
 
 /*

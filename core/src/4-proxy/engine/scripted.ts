@@ -5,7 +5,6 @@ import { byteChatMl } from './byte-chatml';
 import { newToolCallId } from './chatml';
 import { appendAll } from '../../util/append';
 import type { PublishedWeights } from '../../contracts/weights';
-import { loadUnigramWeights, logSumExp } from '../../9-train/unigram-weights';
 
 /** One scripted assistant turn, or a fault to inject. */
 export interface ScriptedTurn {
@@ -67,9 +66,8 @@ export class ScriptedEngine implements Engine {
   private readonly calls = new Map<string, number>();
   /** Set to stand for a model with this context: the proxy then refuses longer prompts and caps output. */
   contextLength?: number;
-  /** The unigram policy the replies' logprobs are read from ({@link scoreWithUnigram}); none: logprob 0. */
-  private unigram?: { logits: Float32Array; lse: number };
-  private version = 0;
+  /** The version of the weights last loaded ({@link syncWeights}); 0: none. */
+  protected version = 0;
 
   /** `template`: the tokenizer and chat template to encode replies with (default: byte-level ChatML). */
   constructor(private readonly script: Script, template?: { tokenizer: Tokenizer; chatTemplate: ChatTemplate }) {
@@ -83,28 +81,17 @@ export class ScriptedEngine implements Engine {
   }
 
   /**
-   * Report each reply token's logprob under a unigram policy over the tokenizer's vocabulary
-   * (uniform until weights load), the one `trainer: 'unigram'` trains, instead of 0: the trainer
-   * then reads the same logprobs at the same weights, as a real engine and its trainer would.
+   * A script holds no weights: publishing any is refused. The stand-ins' engine
+   * (`@clawgym/standins`) scores its replies with a unigram policy and loads that policy's weights.
    */
-  scoreWithUnigram(): this {
-    const logits = new Float32Array(this.tokenizer.vocabSize);
-    this.unigram = { logits, lse: logSumExp(logits) };
-    return this;
-  }
-
-  /** Load the unigram weights the trainer published (full weights only: a unigram has no adapters). */
   async syncWeights(weights?: PublishedWeights): Promise<void> {
     if (!weights) return;
-    if (!this.unigram) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, 'the scripted engine holds no weights to load', { hint: 'Give the scripted engine a tokenizer (options.tokenizer, or `clawgym engine serve --tokenizer`): it then scores its replies with the unigram policy the trainer publishes.' });
-    if (weights.kind === 'lora') throw new ClawGymError(ErrorCodes.ENGINE_FAILED, `${weights.path} is a LoRA adapter; the scripted engine's unigram policy loads full weights only`, { hint: 'Train with loraRank 0 (full weights).' });
-    const { logits } = await loadUnigramWeights(weights.path, this.tokenizer.vocabSize);
-    this.unigram = { logits, lse: logSumExp(logits) };
-    this.version = weights.version;
+    throw new ClawGymError(ErrorCodes.ENGINE_FAILED, 'the scripted engine holds no weights to load', { hint: 'Give the scripted engine a tokenizer (`clawgym engine serve --tokenizer`, from @clawgym/standins): it then scores its replies with the unigram policy the trainer publishes.' });
   }
 
-  private logprob(id: number): number {
-    return this.unigram ? this.unigram.logits[id]! - this.unigram.lse : 0;
+  /** A reply token's logprob: 0, the script is certain (a subclass may score replies under a policy). */
+  protected logprob(_id: number): number {
+    return 0;
   }
 
   /** Token ids of a scripted turn, as the model would write them (ending with `<|im_end|>`). */

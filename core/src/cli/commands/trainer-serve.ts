@@ -6,11 +6,11 @@ export interface TrainerServeOptions { config?: string; host?: string; port?: st
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
  * process of its own, so `trainer: { use: 'tinker' }` (and `engine: { use: 'tinker' }`) run the
- * remote path here as they would against SkyRL's server. The stand-in ships with the Tinker
- * client's package, `@clawgym/engine-tinker`.
+ * remote path here as they would against SkyRL's server. The stand-in ships in `@clawgym/standins`
+ * (with the other stand-ins), resolved from the project as plugins are: core runs without it.
  */
 export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: string) => void; cwd: string; signal?: AbortSignal }): Promise<void> {
-  const served = requireInstalled<{ trainerServe: typeof trainerServe }>('@clawgym/engine-tinker', io.cwd, 'clawgym trainer serve');
+  const served = requireInstalled<{ trainerServe: typeof trainerServe }>('@clawgym/standins', io.cwd, 'clawgym trainer serve');
   await served.trainerServe(opts, io);
 }
 

@@ -5,7 +5,7 @@ import { byteChatMl, clippedTisLoss, type RolloutTree, type TrainerBatch } from 
 import { computeGrpo } from '@clawgym/algo-grpo';
 import { EmbeddedEngine, EmbeddedTrainer, SharedPolicy } from '@clawgym/engine-embedded';
 import { cpuKernels } from '@clawgym/kernels-cpu';
-import { TinkerServer, type TinkerServerOptions } from '../server';
+import { TinkerServer, type TinkerServerOptions } from '@clawgym/standins';
 
 /** The tiny embedded model the Tinker tests train and sample through the stand-in, and its optimizer. */
 export const { tokenizer, chatTemplate } = byteChatMl();

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
  * no step and repeat none: the optimiser steps the service applied to the run's model chain equal
  * the run's steps.
  */
-const bin = resolve(__dirname, '../../../core/bin/clawgym.js');
+const bin = resolve(__dirname, '../../../../core/bin/clawgym.js');
 const fixtures = resolve(__dirname, '__fixtures__');
 jest.setTimeout(240_000);
 

@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
-import { AdamOptions, ClawGymError, ErrorCodes, createKernel, loadConfig, provider, repliesByTurn, ScriptedEngine, slotOptions, trainerOptions, UnigramTrainer, untilStopped, type Engine, type Trainer, type TrainerServeOptions } from '@clawgym/core';
+import { AdamOptions, ClawGymError, ErrorCodes, createKernel, loadConfig, provider, repliesByTurn, slotOptions, trainerOptions, untilStopped, type Engine, type Trainer, type TrainerServeOptions } from '@clawgym/core';
 import { loadChatModel } from '@clawgym/model-hf';
-import { TRAINER_BACKENDS, type TrainerBackend } from './backends';
+import { TRAINER_BACKENDS, type TrainerBackend } from '@clawgym/engine-tinker';
+import { UnigramScriptedEngine } from '../unigram/unigram-engine';
+import { UnigramTrainer } from '../unigram/unigram-trainer';
 import { TinkerServer } from './server';
 import { STAND_IN_RELEASES, type StandInRelease } from './server-release';
 
@@ -50,12 +52,12 @@ async function configPair(kernel: Awaited<ReturnType<typeof createKernel>>, conf
 }
 
 /**
- * `--tokenizer`: a unigram policy over that Hugging Face model's vocabulary (core's
+ * `--tokenizer`: a unigram policy over that Hugging Face model's vocabulary (the
  * UnigramTrainer), sampled by the scripted engine in the model's tokens for `asample`: a trainer
  * that takes a real model's datums, prompts of tens of thousands of tokens, on a CPU.
  */
 function unigramStandin(folder: string) {
   const model = loadChatModel(folder);
-  const engine = new ScriptedEngine(repliesByTurn([{ text: 'Hello from the ClawGym scripted engine.' }]), model).scoreWithUnigram();
+  const engine = new UnigramScriptedEngine(repliesByTurn([{ text: 'Hello from the ClawGym scripted engine.' }]), model);
   return { engine, trainer: new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({})) };
 }

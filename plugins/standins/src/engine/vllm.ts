@@ -1,7 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { messageOf, type SamplingParams } from '@clawgym/core';
 import { checkLength, EngineRequestError, type Json, num, promptIds, send } from './http';
+import { unprocessable } from './releases';
 import type { ServingState } from './serving-state';
+
+const PAUSE_MODES = ['abort', 'wait', 'keep'] as const;
 
 const finishOf = (out: number[], stops: Set<number>) => (out.length && stops.has(out[out.length - 1]!) ? 'stop' : 'length');
 
@@ -101,7 +104,7 @@ export class DiskTransfer {
 }
 
 /** vLLM's control routes: weight info, the weight-transfer routes (only with the disk backend), pause and resume, LoRA refused. */
-export async function vllmControl(state: ServingState, disk: DiskTransfer | undefined, o: { weightInfo: boolean }, route: string, query: URLSearchParams, body: Json): Promise<[number, unknown] | undefined> {
+export async function vllmControl(state: ServingState, disk: DiskTransfer | undefined, o: { weightInfo: boolean; validates?: boolean }, route: string, query: URLSearchParams, body: Json): Promise<[number, unknown] | undefined> {
   switch (route) {
     case 'GET /weight_info': return o.weightInfo ? [200, { weight_version: state.version() }] : [404, { detail: 'Not Found' }];
     case 'POST /init_weight_transfer_engine':
@@ -112,7 +115,8 @@ export async function vllmControl(state: ServingState, disk: DiskTransfer | unde
       return disk ? disk.route(route, body) : [404, { detail: 'Not Found' }];
     case 'POST /pause': {
       const mode = query.get('mode') ?? 'abort';
-      if (!['abort', 'wait', 'keep'].includes(mode)) return [400, { error: `invalid pause mode ${mode}` }];
+      // `mode: Annotated[PauseMode, Query()]`: FastAPI refuses another value with 422 (releases.ts).
+      if (!PAUSE_MODES.includes(mode as never)) return o.validates ? unprocessable(['query', 'mode'], 'literal_error', mode, PAUSE_MODES) : [400, { error: `invalid pause mode ${mode}` }];
       state.pause();
       return [200, { status: 'paused' }];
     }

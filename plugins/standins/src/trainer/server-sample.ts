@@ -1,5 +1,5 @@
 import { messageOf, tokensOf, type Engine } from '@clawgym/core';
-import { inputTokens, type WireModelInput, type WireSampleOutput } from './wire';
+import { inputTokens, type WireModelInput, type WireSampleOutput } from '@clawgym/engine-tinker';
 
 /** A future of the stand-in: done once `result` or `error` is set. */
 export interface Future { type: string; done: boolean; result?: unknown; error?: string; waiters: (() => void)[] }

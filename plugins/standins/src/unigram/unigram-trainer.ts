@@ -1,24 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AdamParams, Datum, DatumLoss, DatumLossConfig, DatumPassResult, DatumTrainer, LossReduction } from '../contracts/datum';
-import type { Trainer, TrainerBatch, TrainMetrics } from '../contracts/trainer';
-import { ClawGymError, ErrorCodes } from '../errors';
-import type { AdamOptions } from './adam-options';
-import { datumStep } from './datum-step';
+import { ClawGymError, datumStep, datumTokenLoss, ErrorCodes, type AdamOptions, type AdamParams, type Datum, type DatumLoss, type DatumLossConfig, type DatumPassResult, type DatumTrainer, type LossReduction, type Trainer, type TrainerBatch, type TrainMetrics, type z } from '@clawgym/core';
 import { loadUnigramWeights, logSumExp, saveUnigramWeights } from './unigram-weights';
-import type { z } from 'zod';
-
-/** One token's loss and its derivative in logp, as the Tinker API defines each loss (SkyRL `skyrl/tinker/loss_fns.py`). */
-export function datumTokenLoss(loss: DatumLoss, logp: number, sampled: number, a: number, c: DatumLossConfig): { value: number; dlogp: number } {
-  if (loss === 'cross_entropy') return { value: -logp, dlogp: -1 };
-  const r = Math.exp(logp - sampled);
-  if (loss === 'importance_sampling') return { value: -r * a, dlogp: -r * a };
-  const lo = c.clipLowThreshold ?? 0.8;
-  const hi = c.clipHighThreshold ?? 1.2;
-  const clipped = Math.min(Math.max(r, lo), hi);
-  // −min(r·A, clip(r)·A): the gradient flows where the unclipped term is the smaller one.
-  return r * a <= clipped * a ? { value: -r * a, dlogp: -r * a } : { value: -clipped * a, dlogp: 0 };
-}
 
 /**
  * The Tinker operations on a unigram policy: log π(token) = logits[token] − logsumexp(logits),

@@ -1,4 +1,4 @@
-import { fieldsOf, loadContract, openapiOf, routeOf, type Contract, type ContractName } from './contracts';
+import { fieldsOf, loadContract, openapiOf, routeOf, type Contract, type ContractName } from '@clawgym/engine-tinker';
 import { TinkerRequestError } from './server-rules';
 
 /**

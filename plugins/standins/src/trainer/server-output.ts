@@ -1,5 +1,5 @@
 import type { Datum, DatumLossConfig } from '@clawgym/core';
-import type { WirePassOutput } from './wire';
+import type { WirePassOutput } from '@clawgym/engine-tinker';
 
 /** `ForwardBackwardOutput` as SkyRL's JAX backend writes it: per datum logprobs and elementwise loss. */
 export function passOutput(data: Datum[], logprobs: Float32Array[], loss: string | undefined, total?: number, c: DatumLossConfig = {}): WirePassOutput {

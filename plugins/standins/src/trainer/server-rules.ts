@@ -1,4 +1,4 @@
-import type { BackendTraits } from './backends';
+import type { BackendTraits } from '@clawgym/engine-tinker';
 
 /**
  * The refusals of SkyRL's Tinker server that a client must cope with, worded as its source words

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AdamOptions, UnigramTrainer } from '@clawgym/core';
+import { AdamOptions } from '@clawgym/core';
+import { UnigramTrainer } from '../unigram/unigram-trainer';
 import { testModel, testModelDir } from '@clawgym/model-hf/testing';
-import { createTokenIdEngine } from '../token-id-client';
+import { createTokenIdEngine } from '@clawgym/engine-vllm';
 import { engineServe } from './command';
 
 /**

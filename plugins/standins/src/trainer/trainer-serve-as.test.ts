@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
  * NovaSky-AI/SkyRL@f5bc3b78d skyrl/tinker/api.py: OptimStepRequest without seq_id, :516-518);
  * a release it does not know is refused by the command line.
  */
-const bin = resolve(__dirname, '../../../core/bin/clawgym.js');
+const bin = resolve(__dirname, '../../../../core/bin/clawgym.js');
 const config = resolve(__dirname, '__fixtures__', 'service.config.mjs');
 
 describe('clawgym trainer serve --as', () => {

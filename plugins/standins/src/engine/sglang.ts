@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { messageOf, type SamplingParams } from '@clawgym/core';
-import { checkLength, type Json, num, promptIds, send } from './http';
+import { bodyAbsent, checkLength, type Json, num, promptIds, send } from './http';
+import { unprocessable, type EngineRelease } from './releases';
 import type { ServingState } from './serving-state';
 
 /**
@@ -96,9 +97,15 @@ function schedulerDies(state: ServingState, why: string): undefined {
  * scheduler_update_weights_mixin.py asserts the cache flush after every update from disk):
  * an update while paused with a request retracted or held kills the
  * server (fixes #32153, #33784 open). Unpaused, an update waits for the requests in flight.
+ * With `release.validates`, bodies are refused as FastAPI refuses them (422); with
+ * `release.pauseBody` (8905cbd4) pause and continue need a body; with `release.weightVersionGone`
+ * `/get_weight_version` answers 404 (releases.ts says where each was read).
  * Answers `undefined` for a route it does not serve, or when the server just died.
  */
-export async function sglangControl(state: ServingState, served: string, legacy: boolean, route: string, body: Json, deterministic = false): Promise<[number, unknown] | undefined> {
+export async function sglangControl(state: ServingState, served: string, release: EngineRelease, route: string, body: Json, deterministic = false): Promise<[number, unknown] | undefined> {
+  const legacy = release.sglang === '0025436e';
+  const refused = refusal(release, route, body);
+  if (refused) return refused;
   switch (route) {
     // Every ServerArgs field (http_server.py @ 0025436e); the ones a client reads, here.
     case 'GET /get_server_info': return [200, { model_path: served, served_model_name: served, weight_version: state.version(), enable_deterministic_inference: deterministic, enable_lora: false, internal_states: [] }];
@@ -121,7 +128,17 @@ export async function sglangControl(state: ServingState, served: string, legacy:
     case 'GET /model_info':
       if (legacy) return [404, { detail: 'Not Found' }];
       return [200, { model_path: served, is_generation: true, weight_version: state.version() }];
-    case 'GET /get_weight_version': return [200, { weight_version: state.version() }];
+    case 'POST /load_lora_adapter':
+    case 'POST /unload_lora_adapter':
+      // As SGLang launched without --enable-lora (what /get_server_info says): the tokenizer
+      // manager's ValueError, answered as {success: false} with 400 (8905cbd4
+      // tokenizer_control_mixin.py:572-575, http_server.py:1466-1474; a8fcbf6f
+      // tokenizer_communicator_mixin.py:508). Only with --as: before it, the stand-in had no such route.
+      if (release.server !== 'sglang') return undefined;
+      return [400, { success: false, error_message: 'LoRA is not enabled. Please set `--enable-lora` to enable LoRA.', loaded_adapters: null }];
+    case 'GET /get_weight_version':
+      if (release.weightVersionGone) return [404, { detail: "Endpoint '/get_weight_version' or '/weight_version' is deprecated. Please use '/model_info' instead." }];
+      return [200, { weight_version: state.version() }];
     case 'POST /update_weights_from_disk': {
       if (typeof body.model_path !== 'string' || !body.model_path) return [400, { success: false, message: 'model_path is required', num_paused_requests: 0 }];
       try {
@@ -139,4 +156,21 @@ export async function sglangControl(state: ServingState, served: string, legacy:
     }
     default: return undefined;
   }
+}
+
+const PAUSE_MODES = ['abort', 'retract', 'in_place'] as const;
+
+/** What FastAPI refuses before SGLang's handler runs, where the release validates (422). */
+function refusal(release: EngineRelease, route: string, body: Json): [number, unknown] | undefined {
+  if (!release.validates) return undefined;
+  if (route === 'POST /update_weights_from_disk' && typeof body.model_path !== 'string') return unprocessable(bodyAbsent(body) ? ['body'] : ['body', 'model_path'], 'missing', bodyAbsent(body) ? null : body);
+  // LoadLoRAAdapterReqInput: lora_name and lora_path required; UnloadLoRAAdapterReqInput: lora_name.
+  const lora = route === 'POST /load_lora_adapter' ? ['lora_name', 'lora_path'] : route === 'POST /unload_lora_adapter' ? ['lora_name'] : [];
+  const missing = lora.find((f) => typeof body[f] !== 'string');
+  if (missing) return unprocessable(bodyAbsent(body) ? ['body'] : ['body', missing], 'missing', bodyAbsent(body) ? null : body);
+  if (route !== 'POST /pause_generation' && route !== 'POST /continue_generation') return undefined;
+  if (!release.pauseBody) return undefined; // 0025436e reads no body: anything goes
+  if (bodyAbsent(body)) return unprocessable(['body'], 'missing', null);
+  if (route === 'POST /pause_generation' && body.mode !== undefined && !(PAUSE_MODES as readonly unknown[]).includes(body.mode)) return unprocessable(['body', 'mode'], 'literal_error', body.mode, PAUSE_MODES);
+  return undefined;
 }

@@ -4,14 +4,12 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { ClawGymError, ErrorCodes, messageOf, saveCheckpoint, type Datum, type Engine, type Trainer } from '@clawgym/core';
-import { packFolder, unpackArchive } from './archive';
-import { BACKEND_TRAITS, SKYRL_FIXED_OPTIMIZER, type BackendTraits, type TrainerBackend } from './backends';
+import { BACKEND_TRAITS, decodeAdam, decodeDatum, decodeLossConfig, packFolder, parseTinkerPath, SKYRL_FIXED_OPTIMIZER, unpackArchive, type BackendTraits, type TrainerBackend, type WireDatum, type WirePassInput } from '@clawgym/engine-tinker';
 import { AuthRejection, StandInAuth, type StandInAuthOptions } from './server-auth';
 import { passOutput } from './server-output';
 import { ReleaseRules, type StandInRelease } from './server-release';
 import { secondModelRefusal, SKYRL_TEXT, TinkerRequestError } from './server-rules';
 import { runSample, settle, type Future } from './server-sample';
-import { decodeAdam, decodeDatum, decodeLossConfig, parseTinkerPath, type WireDatum, type WirePassInput } from './wire';
 
 /** Options of {@link TinkerServer}. */
 export interface TinkerServerOptions {

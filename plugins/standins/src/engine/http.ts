@@ -9,6 +9,12 @@ export class EngineRequestError extends Error {
   constructor(readonly status: number, message: string) { super(message); }
 }
 
+/** Marks the `{}` that stands for a request without a body (a FastAPI `Body()` parameter then fails as missing). */
+const NO_BODY = Symbol('no body');
+
+/** Whether the request came without a body ({@link readJson} answered `{}` for it). */
+export const bodyAbsent = (body: Json): boolean => (body as { [NO_BODY]?: true })[NO_BODY] === true;
+
 /** The request body as JSON (`{}` when empty); 413 past `limit` bytes, 400 when it is not JSON. */
 export async function readJson(req: IncomingMessage, limit: number): Promise<Json> {
   const chunks: Buffer[] = [];
@@ -19,7 +25,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Jso
     chunks.push(c as Buffer);
   }
   const raw = Buffer.concat(chunks).toString('utf8');
-  if (!raw) return {};
+  if (!raw) return Object.defineProperty({}, NO_BODY, { value: true });
   try { return JSON.parse(raw) as Json; } catch { throw new EngineRequestError(400, 'request body is not JSON'); }
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ClawGymError, ErrorCodes, messageOf, repliesByTurn, ScriptedEngine, z, type ScriptedTurn } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, messageOf, repliesByTurn, z, type ScriptedTurn } from '@clawgym/core';
 import { loadChatModel } from '@clawgym/model-hf';
+import { UnigramScriptedEngine } from '../unigram/unigram-engine';
 
 const Turn = z.strictObject({
   text: z.string().optional(),
@@ -19,7 +20,7 @@ export interface ScriptedStandinOptions { tokenizer: string; replies?: string; c
  * `trainer serve --tokenizer` trains over the same vocabulary, standing for a model with
  * `--context-length` tokens of context (default 65,536).
  */
-export function scriptedStandin(o: ScriptedStandinOptions, cwd: string): ScriptedEngine {
+export function scriptedStandin(o: ScriptedStandinOptions, cwd: string): UnigramScriptedEngine {
   const contextLength = Number(o.contextLength ?? 65536);
   if (!Number.isInteger(contextLength) || contextLength <= 0) throw new ClawGymError(ErrorCodes.USAGE, `--context-length must be a positive number of tokens, not "${o.contextLength}"`);
   let replies: ScriptedTurn[] = [{ text: 'Hello from the ClawGym scripted engine.' }];
@@ -33,7 +34,7 @@ export function scriptedStandin(o: ScriptedStandinOptions, cwd: string): Scripte
     replies = parsed.data;
   }
   const model = loadChatModel(resolve(cwd, o.tokenizer));
-  const engine = new ScriptedEngine(repliesByTurn(replies), model).scoreWithUnigram();
+  const engine = new UnigramScriptedEngine(repliesByTurn(replies), model);
   engine.contextLength = contextLength;
   return engine;
 }

@@ -1,5 +1,5 @@
 import { byteChatMl, eachToken, type Engine, type GenerateRequest, type SamplingParams } from '@clawgym/core';
-import { createTokenIdEngine } from '../token-id-client';
+import { createTokenIdEngine } from '@clawgym/engine-vllm';
 import { serveEngine } from './engine-server';
 
 /*

@@ -1,5 +1,5 @@
 import { tokensOf, type Engine, type GeneratedToken, type SamplingParams } from '@clawgym/core';
-import { versionOf } from '../weight-sync';
+import { versionOf } from '@clawgym/engine-vllm';
 import { EngineRequestError } from './http';
 
 /** A generation request in flight, which a pause that aborts (SGLang 0025436e's) stops. */

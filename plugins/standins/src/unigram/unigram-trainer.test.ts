@@ -1,11 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Datum, DatumLoss } from '../contracts/datum';
-import { ScriptedEngine } from '../4-proxy/engine/scripted';
-import { byteChatMl } from '../4-proxy/engine/byte-chatml';
+import { AdamOptions, byteChatMl, ScriptedEngine, type Datum, type DatumLoss } from '@clawgym/core';
 import { UnigramDatumTrainer, UnigramTrainer } from './unigram-trainer';
-import { AdamOptions } from './adam-options';
+import { UnigramScriptedEngine } from './unigram-engine';
 
 const datum = (input: number[], target: number[], extra: Partial<Datum> = {}): Datum => ({
   modelInput: Int32Array.from(input), targetTokens: Int32Array.from(target), weights: new Float32Array(target.length).fill(1), ...extra,
@@ -71,7 +69,7 @@ describe('the unigram trainer (the stand-in trainer over a real vocabulary)', ()
   it('the scripted engine reports its reply tokens\' logprobs under the unigram weights the trainer published, as the trainer reads them', async () => {
     const model = byteChatMl();
     const trainer = new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({}));
-    const engine = new ScriptedEngine(() => ({ text: 'Done.' }), model).scoreWithUnigram();
+    const engine = new UnigramScriptedEngine(() => ({ text: 'Done.' }), model);
     const reply = engine.replyIds({ text: 'Done.' });
     await trainer.datums.forwardBackward([datum(reply.map(() => 0), reply)], 'cross_entropy');
     await trainer.datums.optimStep({ learningRate: 0.05, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });

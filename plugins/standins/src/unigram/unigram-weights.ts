@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClawGymError, ErrorCodes } from '../errors';
+import { ClawGymError, ErrorCodes } from '@clawgym/core';
 
 /** `model_type` in the config.json of a unigram checkpoint. */
 export const UNIGRAM_MODEL_TYPE = 'clawgym-unigram';

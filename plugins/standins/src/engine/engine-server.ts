@@ -5,6 +5,7 @@ import { EngineRequestError, readJson, send, type Json } from './http';
 import { ServingState } from './serving-state';
 import { generate, sglangControl } from './sglang';
 import { completions, DiskTransfer, vllmControl } from './vllm';
+import { DEFAULT_RELEASE, ENGINE_RELEASES, servesRoute, type EngineRelease, type EngineReleaseName } from './releases';
 
 /** Options of {@link serveEngine}. */
 export interface EngineServerOptions {
@@ -27,7 +28,22 @@ export interface EngineServerOptions {
   vllmDiskTransfer?: boolean;
   /** vLLM's `GET /weight_info` (PR #49040, 2026-07-18; default on); off reproduces an older vLLM's 404. */
   vllmWeightInfo?: boolean;
+  /**
+   * Answer as this server release does (`clawgym engine serve --as`): only its protocol's routes,
+   * its pause, its refusals (422 where FastAPI validates). Overrides `sglang` and `vllmWeightInfo`.
+   * None: both protocols on one port, as above.
+   */
+  as?: EngineReleaseName;
 }
+
+/** The behaviour the options ask for: the named release, else the default with the options' switches. */
+export function releaseOf(o: EngineServerOptions): EngineRelease {
+  if (o.as !== undefined) return ENGINE_RELEASES[o.as];
+  return { ...DEFAULT_RELEASE, sglang: o.sglang ?? '0025436e', vllmWeightInfo: o.vllmWeightInfo !== false };
+}
+
+/** vLLM's `/openapi.json`, as far as a client probing for SGLang's routes reads it: theirs are absent. */
+const VLLM_OPENAPI = { openapi: '3.1.0', info: { title: 'FastAPI', version: '0.1.0' }, paths: { '/v1/completions': { post: {} }, '/pause': { post: {} }, '/resume': { post: {} }, '/v1/load_lora_adapter': { post: {} } } };
 
 /** A running engine server. */
 export interface EngineServer {
@@ -52,15 +68,17 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
   const served = o.servedModelName ?? engine.name;
   const limit = o.maxBodyBytes ?? 16 * 1024 * 1024;
   const state = new ServingState(engine);
-  const legacySglang = (o.sglang ?? '0025436e') === '0025436e';
+  const release = releaseOf(o);
   const disk = o.vllmDiskTransfer ? new DiskTransfer(state) : undefined;
 
   /** The routes that answer with one JSON object (or a line of text). */
   const control = async (route: string, query: URLSearchParams, body: Json): Promise<[number, unknown]> => {
+    if (!servesRoute(release, route)) return [404, { detail: 'Not Found' }];
     if (route === 'GET /health') return [200, { status: 'ok' }];
+    if (route === 'GET /openapi.json' && release.server === 'vllm') return [200, VLLM_OPENAPI];
     if (route === 'GET /v1/models') return [200, { object: 'list', data: [{ id: served, object: 'model', owned_by: 'clawgym', max_model_len: engine.contextLength ?? null }] }];
-    return await sglangControl(state, served, legacySglang, route, body, o.sglangDeterministic === true)
-      ?? await vllmControl(state, disk, { weightInfo: o.vllmWeightInfo !== false }, route, query, body)
+    return await sglangControl(state, served, release, route, body, o.sglangDeterministic === true)
+      ?? await vllmControl(state, disk, { weightInfo: release.vllmWeightInfo, validates: release.validates }, route, query, body)
       ?? [404, { detail: 'Not Found' }];
   };
 
@@ -87,7 +105,7 @@ export async function serveEngine(engine: Engine, o: EngineServerOptions = {}): 
         const u = new URL(req.url ?? '/', 'http://engine');
         const route = `${req.method} ${u.pathname}`;
         const body = req.method === 'POST' ? await readJson(req, limit) : {};
-        if (route === 'POST /v1/completions' || route === 'POST /generate') return await generation(route, body, res, abort);
+        if ((route === 'POST /v1/completions' || route === 'POST /generate') && servesRoute(release, route)) return await generation(route, body, res, abort);
         if (route === 'GET /metrics') return void res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(state.metrics(served));
         const [status, reply] = await control(route, u.searchParams, body);
         if (state.dead) { state.resume(); server.closeAllConnections(); return; }
