@@ -25,7 +25,7 @@ describe('Cline harness, run in a recording sandbox', () => {
       });
       const exec = sandbox.execs[sandbox.execs.length - 1]!;
       expect(exec.argv).toEqual([BIN, '--json', '-c', sandbox.workspacePath, '-P', 'openai-compatible', '-m', 'policy', '--compaction', 'agentic', 'Create hello.txt']);
-      expect(exec.options.env).toMatchObject({ HOME: '/home/agent', OPENAI_API_KEY: 'secret-key', CLINE_NO_AUTO_UPDATE: '1', DISABLE_TELEMETRY: '1' });
+      expect(exec.options.env).toMatchObject({ HOME: '/home/agent', OPENAI_API_KEY: 'secret-key', CLINE_NO_AUTO_UPDATE: '1', DISABLE_TELEMETRY: '1', CLINE_SESSION_BACKEND_MODE: 'local' });
       expect(JSON.stringify(exec.argv)).not.toContain('secret-key');
       expect([...sandbox.files.values()].join('')).not.toContain('secret-key');
       expect(clineHarness.hostPaths!({ bin: BIN })).toEqual(['/h/cline']);

@@ -46,8 +46,12 @@ export function clineProviders(endpoint: HarnessRunContext['endpoint'], o: Pick<
   };
 }
 
-/** Environment switches that keep Cline from reaching outside hosts (names read in its 3.0.65 binary). */
-export const CLINE_OFFLINE_ENV = { CLINE_NO_AUTO_UPDATE: '1', DISABLE_TELEMETRY: '1' } as const;
+/**
+ * Environment switches (names read in its 3.0.65 binary): no update check, no telemetry, and the
+ * session kept in the process (`CLINE_SESSION_BACKEND_MODE=local`): by default ("auto") a run starts
+ * a hub daemon (`--cline-hub-daemon`) that detaches and outlives it.
+ */
+export const CLINE_OFFLINE_ENV = { CLINE_NO_AUTO_UPDATE: '1', DISABLE_TELEMETRY: '1', CLINE_SESSION_BACKEND_MODE: 'local' } as const;
 
 /** Command line and environment of one headless Cline rollout. */
 export function clineInvocation(ctx: Pick<HarnessRunContext, 'sandbox' | 'endpoint' | 'instruction'>, o: z.output<typeof ClineOptions>) {
