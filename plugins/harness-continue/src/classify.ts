@@ -1,0 +1,24 @@
+import type { CallRole, CanonicalConversation } from '@clawgym/core';
+
+/** How the summary request Continue appends to the history begins (1.5.47, its auto-compaction). */
+export const CONTINUE_COMPACTION_MARKER = 'Please provide a concise summary of our conversation so far';
+
+/** The text parts of a canonical message, joined. */
+function textOf(message: CanonicalConversation['messages'][number]): string {
+  return message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+/**
+ * What a Continue request is for, read from requests recorded from the CLI (1.5.47):
+ * - `compaction`: when its estimate of the next request passes the context length less the reply's
+ *   room and a buffer, it asks for a summary with the main system prompt and tools, as much of the
+ *   history as fits and a last user message that begins with {@link CONTINUE_COMPACTION_MARKER};
+ *   the agent then goes on with the summary as its only message (an assistant message);
+ * - `side`: a call without tools (none of its own; its subagents are a beta option, off here).
+ * The rest is the main agent. Only positive signs make a side call.
+ */
+export function classifyContinueCall(conversation: CanonicalConversation): CallRole {
+  const last = conversation.messages[conversation.messages.length - 1];
+  if (last?.role === 'user' && textOf(last).trimStart().startsWith(CONTINUE_COMPACTION_MARKER)) return 'compaction';
+  return conversation.tools.length === 0 ? 'side' : 'main';
+}
