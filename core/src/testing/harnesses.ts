@@ -25,6 +25,8 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
   // A native binary (an OpenCode fork), linked to bin/.kilo by @kilocode/cli's postinstall.
   kilo: { bin: 'kilo/node_modules/@kilocode/cli/bin/.kilo' },
   grok: { bin: 'grok/node_modules/@vibe-kit/grok-cli/dist/index.js', node: NODE24 },
+  // A native binary, hard-linked over droid's bin/droid by its postinstall.
+  droid: { bin: 'droid/node_modules/droid/bin/droid' },
 };
 
 /**
