@@ -31,7 +31,7 @@ export const SHIPPED_PACKAGES: readonly string[] = [
   '@clawgym/harness-grok', '@clawgym/harness-kilo', '@clawgym/harness-openclaw', '@clawgym/harness-opencode', '@clawgym/harness-pi', '@clawgym/harness-qwen-code',
   '@clawgym/kernels-cpu', '@clawgym/kernels-gpujs', '@clawgym/model-hf', '@clawgym/sandbox-docker',
   '@clawgym/task-builtin', '@clawgym/task-formats', '@clawgym/task-jobbench', '@clawgym/task-officeqa',
-  '@clawgym/harness-droid',
+  '@clawgym/harness-droid', '@clawgym/harness-copilot',
 ];
 
 /** The published package to install for a name (the first candidate ClawGym ships), if any. */

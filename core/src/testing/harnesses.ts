@@ -27,6 +27,8 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
   grok: { bin: 'grok/node_modules/@vibe-kit/grok-cli/dist/index.js', node: NODE24 },
   // A native binary, hard-linked over droid's bin/droid by its postinstall.
   droid: { bin: 'droid/node_modules/droid/bin/droid' },
+  // The native binary of @github/copilot's platform package (its npm-loader.js only finds and starts it).
+  copilot: { bin: 'copilot/node_modules/@github/copilot-linux-x64/copilot' },
 };
 
 /**

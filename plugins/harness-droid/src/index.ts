@@ -63,6 +63,7 @@ export const droidHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyDroidCall}. */
   classifyCall: classifyDroidCall,
   wireFormat: 'openai-chat',
+  cliPackage: 'droid',
   async check(options) {
     return cliCheck(options, { name: 'Factory Droid', packageName: 'droid', missing: { reason: 'Factory Droid is not installed: scripts/install-harnesses.sh droid', install: 'bash scripts/install-harnesses.sh droid' } });
   },
