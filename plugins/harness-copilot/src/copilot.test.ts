@@ -64,6 +64,16 @@ describe('GitHub Copilot CLI harness, run in a recording sandbox', () => {
   });
 });
 
+describe('GitHub Copilot CLI harness, the oracle\'s calls', () => {
+  it('runs read_file, write_file, list_files and bash as bash in the workspace, quoting paths and content', () => {
+    const call = (name: string, args: Record<string, unknown>) => copilotHarness.oracleCall!({ name, arguments: args });
+    expect(call('write_file', { path: "it's.txt", content: 'hi' })).toEqual({ name: 'bash', arguments: { command: "printf '%s' 'hi' > 'it'\\''s.txt'", description: 'Write the file' } });
+    expect(call('read_file', { path: 'a.txt' })).toEqual({ name: 'bash', arguments: { command: "cat -- 'a.txt'", description: 'Read the file' } });
+    expect(call('list_files', {})).toEqual({ name: 'bash', arguments: { command: "ls -1 -- '.'", description: 'List the files' } });
+    expect(call('bash', { command: 'true' })).toEqual({ name: 'bash', arguments: { command: 'true', description: 'Run a command' } });
+  });
+});
+
 const copilot = harnessE2ePrerequisites('copilot');
 describeIf(copilot.missing, 'clawgym doctor on the GitHub Copilot CLI harness', () => {
   afterAll(removeTempProjects);

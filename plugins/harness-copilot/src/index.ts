@@ -68,6 +68,21 @@ export const copilotHarness: Harness = {
     // With the shared cache, its --version does not unpack the package again.
     return cliVersion(cache && !run ? ['env', `COPILOT_CACHE_HOME=${cache}`, o.bin, '--version'] : [o.bin, '--version'], run);
   },
+  /**
+   * The oracle's calls as Copilot's `bash` in the workspace (its `-C`): its `view` and `create`
+   * take only absolute paths, and `create` refuses a file that exists.
+   */
+  oracleCall(call) {
+    const a = call.arguments;
+    const q = (v: unknown) => `'${String(v).replace(/'/g, `'\\''`)}'`;
+    switch (call.name) {
+      case 'read_file': return { name: 'bash', arguments: { command: `cat -- ${q(a.path)}`, description: 'Read the file' } };
+      case 'write_file': return { name: 'bash', arguments: { command: `printf '%s' ${q(a.content)} > ${q(a.path)}`, description: 'Write the file' } };
+      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- ${q(a.path ?? '.')}`, description: 'List the files' } };
+      case 'bash': return { name: 'bash', arguments: { command: a.command, description: 'Run a command' } };
+      default: return call;
+    }
+  },
   async run(ctx) {
     const o = parseWithSchema(CopilotOptions, ctx.options, 'options of harness "copilot"');
     const shared = cacheOf(o);
