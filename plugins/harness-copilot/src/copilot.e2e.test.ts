@@ -54,6 +54,39 @@ describeIf(missing, 'a GitHub Copilot CLI subagent through the proxy (e2e)', () 
   }, 300_000);
 });
 
+describeIf(missing, 'a GitHub Copilot CLI compaction through the proxy (e2e)', () => {
+  it('near maxPromptTokens the summary request is classified compaction; the agent goes on from the summary, a line the compaction started', async () => {
+    const run = await runHarnessOnce({
+      harness: copilotHarness,
+      rolloutId: 'copilot-compaction',
+      // ~48k tokens of prompt and tools (byte-level ChatML) against the 16000 Copilot counts with its own
+      // tokenizer: past the limit after a 14 kB tool result, it cuts the history and compacts.
+      options: { ...options(), maxPromptTokens: 16_000 },
+      instruction: 'Count to 3000',
+      timeoutMs: 240_000,
+      // The summary request quotes the history (the tool result included): test it first.
+      script: ({ prompt }) => (/Please create a detailed summary of the conversation so far/.test(prompt) ? { text: '<overview>Count to 3000</overview>' }
+        : /<tool_response>|has been summarized to free up context/.test(prompt) ? { text: 'done' }
+          : { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1 3000', description: 'Count' } }] }),
+    });
+    try {
+      const tito = await expectHarnessRollout(run, { wireFormat: 'openai-chat', files: {}, sideRoles: { compaction: 1 }, wholeReuse: false });
+      // The compaction runs in the background: the agent's re-send of its cut history comes before or after it.
+      const compaction = run.records.findIndex((r) => r.role === 'compaction');
+      const last = run.records.length - 1;
+      expect(run.records[compaction]!.lineage).toEqual({ id: 1, cause: 'compaction' });
+      expect(run.records[last]!.lineage).toEqual({ id: 2, cause: 'compaction', startedBy: compaction });
+      const roots = run.records.filter((r) => r.lineage?.cause === 'root');
+      expect(roots.length).toBeGreaterThan(0);
+      expect(roots.map((r) => r.role).filter((role) => role !== 'main')).toEqual([]);
+      // One fork, saying where: the call that goes on from the summary.
+      expect(tito.forkReasons.map((f) => f.callIndex)).toEqual([last]);
+    } finally {
+      await run.close();
+    }
+  }, 300_000);
+});
+
 describeIf(missing ?? bubblewrapMissing(), 'the GitHub Copilot CLI\'s shared cache, read-only as in a sandbox (bubblewrap)', () => {
   it('runs from the warm cache bound read-only and writes nothing to HOME; from a read-only empty one it cannot start', async () => {
     const bin = 'bin' in cli ? cli.bin : '';
