@@ -8,19 +8,27 @@ const classify = (name: string) => {
   const parsed = parse(name);
   return droidHarness.classifyCall!(parsed.conversation, parsed.model, {});
 };
+const firstSentence = (name: string) => systemText(parse(name).conversation).split('.')[0];
 
 describe('Factory Droid call classification, from recorded requests', () => {
-  it('the main agent is main, before and after a compaction', () => {
+  it('the main agent is main: first, after a subagent, after a compaction', () => {
     expect(classify('droid-0.215.0-main')).toBe('main');
+    expect(classify('droid-0.215.0-after-subagent')).toBe('main');
     expect(classify('droid-0.215.0-after-compaction')).toBe('main');
   });
 
-  it('the compaction summary is compaction, though its system prompt begins as the agent\'s', () => {
+  it('the Task tool\'s subagent is subagent, though its system prompt begins as the agent\'s and it has tools', () => {
     const main = parse('droid-0.215.0-main').conversation;
-    const summary = parse('droid-0.215.0-compaction').conversation;
-    const firstSentence = (c: typeof main) => systemText(c).split('.')[0];
-    expect(firstSentence(summary)).toBe(firstSentence(main));
-    expect(summary.tools).toEqual([]);
+    const sub = parse('droid-0.215.0-subagent').conversation;
+    expect(firstSentence('droid-0.215.0-subagent')).toBe(firstSentence('droid-0.215.0-main'));
+    expect(main.tools.map((t) => t.name).filter((n) => !sub.tools.some((t) => t.name === n))).toContain('Task');
+    expect(sub.tools.length).toBeGreaterThan(0);
+    expect(classify('droid-0.215.0-subagent')).toBe('subagent');
+  });
+
+  it('the compaction summary is compaction, though its system prompt begins as the agent\'s', () => {
+    expect(firstSentence('droid-0.215.0-compaction')).toBe(firstSentence('droid-0.215.0-main'));
+    expect(parse('droid-0.215.0-compaction').conversation.tools).toEqual([]);
     expect(classify('droid-0.215.0-compaction')).toBe('compaction');
   });
 

@@ -26,12 +26,35 @@ describeIf(missing, 'real Factory Droid CLI through the proxy (e2e, OpenAI Chat)
   }, 180_000);
 });
 
+describeIf(missing, 'a Factory Droid subagent through the proxy (e2e)', () => {
+  it('the Task tool\'s subagent call is classified subagent and stays out of the main tree; the main agent reuses its ids', async () => {
+    const run = await runHarnessOnce({
+      harness: droidHarness,
+      rolloutId: 'droid-subagent',
+      options: options(),
+      instruction: 'Ask a subagent to look around, then say done',
+      timeoutMs: 120_000,
+      script: ({ prompt }) => (/<tool_response>/.test(prompt) ? { text: 'done' }
+        : /Look around the workspace and report/.test(prompt) ? { text: 'nothing to report' }
+          : { toolCalls: [{ name: 'Task', arguments: { subagent_type: 'worker', description: 'Look around', prompt: 'Look around the workspace and report.', await: true } }] }),
+    });
+    try {
+      // Unclassified, the subagent's call (the agent's tools less Task) would count as a main fork.
+      await expectHarnessRollout(run, { wireFormat: 'openai-chat', files: {}, mainCalls: 2, sideRoles: { subagent: 1 } });
+      expect(run.records.map((r) => r.role)).toEqual(['main', 'subagent', 'main']);
+      expect(run.records.map((r) => r.lineage)).toEqual([{ id: 0, cause: 'root' }, { id: 1, cause: 'subagent' }, { id: 0, cause: 'root' }]);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
+
 describeIf(missing, 'a Factory Droid compaction through the proxy (e2e)', () => {
   it('past compactionTokenLimit the summarising call is classified compaction; the agent goes on from the summary', async () => {
     const run = await runHarnessOnce({
       harness: droidHarness,
       rolloutId: 'droid-compaction',
-      // The first call alone is ~33k tokens (byte-level ChatML, 13 tools): past 30000, Droid
+      // The first call alone is ~33k tokens (byte-level ChatML, 12 tools): past 30000, Droid
       // compacts before it sends the tool result back.
       options: options({ compactionTokenLimit: 30_000 }),
       instruction: 'Create hello.txt containing hi',

@@ -21,7 +21,7 @@ describe('Factory Droid harness, run in a recording sandbox', () => {
       });
       const run = sandbox.execs[sandbox.execs.length - 1]!;
       expect(run.argv).toEqual([BIN, 'exec', '--skip-permissions-unsafe', '-m', 'custom:policy-0', '-o', 'json', '--cwd', sandbox.workspacePath, 'Create hello.txt']);
-      expect(run.options.env).toMatchObject({ HOME: '/home/agent', CLAWGYM_API_KEY: 'secret-key', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false', FACTORY_DISABLE_DYNAMIC_CONFIG: 'true' });
+      expect(run.options.env).toMatchObject({ HOME: '/home/agent', CLAWGYM_API_KEY: 'secret-key', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false', FACTORY_DISABLE_DYNAMIC_CONFIG: 'true', FACTORY_AIRGAP_ENABLED: 'true' });
       expect(JSON.stringify(run.argv)).not.toContain('secret-key');
       expect([...sandbox.files.values()].join('')).not.toContain('secret-key');
       expect(droidHarness.hostPaths!({ bin: BIN })).toEqual(['/h/droid']);

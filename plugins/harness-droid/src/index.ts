@@ -38,12 +38,12 @@ export function droidSettings(endpoint: HarnessRunContext['endpoint'], options: 
 }
 
 /**
- * Environment switches of its 0.215.0 binary: no auto-update, no dynamic config fetched from
- * Factory, no OS keyring (none in a sandbox). It still tries Factory's API (feature flags,
- * session sync, a session title) and telemetry; without a route out those fail and the run goes on.
+ * Environment switches of its 0.215.0 binary: air-gapped mode (no Factory API, telemetry or
+ * image generation; the `Task` subagents run in-process, where without it they need a Factory
+ * login), no auto-update, no dynamic config, no OS keyring (none in a sandbox).
  */
 export const DROID_OFFLINE_ENV = {
-  FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false', FACTORY_DISABLE_DYNAMIC_CONFIG: 'true', FACTORY_DISABLE_KEYRING: 'true',
+  FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false', FACTORY_DISABLE_DYNAMIC_CONFIG: 'true', FACTORY_DISABLE_KEYRING: 'true', FACTORY_AIRGAP_ENABLED: 'true',
 } as const;
 
 /** Command line and environment of one headless Droid rollout. */
