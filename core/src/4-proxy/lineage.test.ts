@@ -24,6 +24,13 @@ describe('lineages of a session\'s calls', () => {
     ]);
   });
 
+  it('a compaction in the background: the agent\'s call that re-sends its old history meanwhile stays on its line; the next that does not goes on from the summary', () => {
+    // GitHub Copilot CLI 1.0.102 near maxPromptTokens: main, compaction, a re-send of call 0 (its history cut), main from the summary.
+    expect(lines([[fork, 'main'], [fork, 'compaction'], [{ kind: 'retry', of: 0 }, 'main'], [fork, 'main']])).toEqual([
+      { id: 0, cause: 'root' }, { id: 1, cause: 'compaction' }, { id: 0, cause: 'root' }, { id: 2, cause: 'compaction', startedBy: 1 },
+    ]);
+  });
+
   it('a main history the harness rewrote, with no compaction before it, is a fork; an unclassified session\'s first call is root', () => {
     expect(lines([[fork, undefined], [reuse(0), undefined], [fork, undefined]]).map((l) => l.cause)).toEqual(['root', 'root', 'fork']);
   });

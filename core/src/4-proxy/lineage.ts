@@ -12,7 +12,11 @@ export class LineageTracker {
   private readonly lineOf = new Map<number, Lineage>();
   private lines = 0;
   private mainSeen = false;
-  /** The last compaction call whose summary no main call has gone on from yet. */
+  /**
+   * The last compaction call whose summary no main call has gone on from yet. A main call that
+   * stays on its line (extends or re-sends the old history) has not: a harness that compacts in
+   * the background (Copilot CLI) sends those while the summary is being written.
+   */
   private compaction?: number;
 
   assign(callIndex: number, origin: PromptOrigin, role: CallRole | undefined): Lineage {
@@ -26,7 +30,10 @@ export class LineageTracker {
     else if (this.compaction !== undefined) lineage = { id: this.lines++, cause: 'compaction', startedBy: this.compaction };
     else lineage = { id: this.lines++, cause: 'fork' };
     if (role === 'compaction') this.compaction = callIndex;
-    else if (!side) { this.compaction = undefined; this.mainSeen = true; }
+    else if (!side) {
+      if (!inherited) this.compaction = undefined;
+      this.mainSeen = true;
+    }
     this.lineOf.set(callIndex, lineage);
     return lineage;
   }

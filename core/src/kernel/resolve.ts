@@ -32,6 +32,7 @@ export const SHIPPED_PACKAGES: readonly string[] = [
   '@clawgym/kernels-cpu', '@clawgym/kernels-gpujs', '@clawgym/model-hf', '@clawgym/sandbox-docker', '@clawgym/standins',
   '@clawgym/task-builtin', '@clawgym/task-formats', '@clawgym/task-jobbench', '@clawgym/task-officeqa',
   '@clawgym/harness-cline', '@clawgym/harness-continue',
+  '@clawgym/harness-droid', '@clawgym/harness-copilot',
 ];
 
 /** The published package to install for a name (the first candidate ClawGym ships), if any. */

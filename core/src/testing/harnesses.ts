@@ -28,6 +28,10 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
   // A native binary (Bun), linked to bin/.cline by cline's postinstall.
   cline: { bin: 'cline/node_modules/cline/bin/.cline' },
   continue: { bin: 'continue/node_modules/@continuedev/cli/dist/cn.js', node: NODE24 },
+  // A native binary, hard-linked over droid's bin/droid by its postinstall.
+  droid: { bin: 'droid/node_modules/droid/bin/droid' },
+  // The native binary of @github/copilot's platform package (its npm-loader.js only finds and starts it).
+  copilot: { bin: 'copilot/node_modules/@github/copilot-linux-x64/copilot' },
 };
 
 /**

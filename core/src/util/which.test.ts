@@ -26,4 +26,18 @@ describe('cliCheck\'s install command', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('pins the npm package to packageVersion when the CLI names one (its newest release does not install)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clawgym-cli-check-'));
+    const before = process.cwd();
+    process.chdir(dir);
+    try {
+      const pinned = { ...pi, packageVersion: '7.7.7' };
+      expect(cliCheck(undefined, pinned)).toMatchObject({ ok: false, install: 'npm i -D @acme/not-installed-cli@7.7.7' });
+      expect(cliCheck({ bin: '/nonexistent/pi' }, pinned)).toMatchObject({ ok: false, install: 'npm i -D @acme/not-installed-cli@7.7.7' });
+    } finally {
+      process.chdir(before);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

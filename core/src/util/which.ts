@@ -18,10 +18,11 @@ export function onPath(command: string, path = process.env.PATH ?? ''): string |
  * pi`) where that script is (the repository); elsewhere (a project of one's own, which has no such
  * script) the CLI's npm package, installed into the project, where `cliCheck` looks for it.
  */
-function installHere(install: string, cli: { name: string; packageName: string }, reason: string): { reason: string; install: string } {
+function installHere(install: string, cli: { name: string; packageName: string; packageVersion?: string }, reason: string): { reason: string; install: string } {
   const script = /^bash (scripts\/\S+)/.exec(install)?.[1];
   if (!script || existsSync(join(process.cwd(), script))) return { reason, install };
-  return { reason: `${cli.name} is not installed: its npm package ${cli.packageName} is not found from ${process.cwd()}`, install: `npm i -D ${cli.packageName}` };
+  const spec = cli.packageVersion ? `${cli.packageName}@${cli.packageVersion}` : cli.packageName;
+  return { reason: `${cli.name} is not installed: its npm package ${cli.packageName} is not found from ${process.cwd()}`, install: `npm i -D ${spec}` };
 }
 
 /**
@@ -29,9 +30,11 @@ function installHere(install: string, cli: { name: string; packageName: string }
  * must be an executable file, a bare name must be on PATH — else its npm package, resolved from
  * the current folder. `missing` is what to say (and how to install it) when the package is not
  * there; `binInstall` what to install when the given `bin` is not (default `missing.install`).
- * An install command naming a script of ClawGym's repository is offered only where that script is.
+ * An install command naming a script of ClawGym's repository is offered only where that script is;
+ * elsewhere the npm package is offered, at `packageVersion` when one is given (a CLI whose newest
+ * release cannot be installed is pinned to the one that can, as the install script pins it).
  */
-export function cliCheck(options: Record<string, unknown> | undefined, cli: { name: string; packageName: string; missing: { reason: string; install: string }; binInstall?: string }): ProviderCheck {
+export function cliCheck(options: Record<string, unknown> | undefined, cli: { name: string; packageName: string; packageVersion?: string; missing: { reason: string; install: string }; binInstall?: string }): ProviderCheck {
   const bin = options?.bin;
   if (typeof bin === 'string' && bin !== '') {
     const found = bin.includes('/') ? (() => { try { accessSync(bin, constants.X_OK); return bin; } catch { return undefined; } })() : onPath(bin);

@@ -14,6 +14,13 @@ export const KiloOptions = z.strictObject({
   outputLimit: z.number().int().positive().default(8192),
 });
 
+/**
+ * The Kilo Code release a project installs (`npm i -D @kilocode/cli@7.7.7`, doctor's hint), as
+ * scripts/install-harnesses.sh pins it: 7.8.1's postinstall asks for `@kilocode/cli-linux-x64@7.8.1`,
+ * which the registry does not hold, and the install fails.
+ */
+export const KILO_CLI_VERSION = '7.7.7';
+
 /** The provider id Kilo is configured with (`clawgym/<model>`). */
 const PROVIDER = 'clawgym';
 
@@ -69,7 +76,7 @@ export const kiloHarness: Harness = {
   classifyCall: classifyKiloCall,
   wireFormat: 'openai-chat',
   async check(options) {
-    return cliCheck(options, { name: 'Kilo Code', packageName: '@kilocode/cli', missing: { reason: 'Kilo Code is not installed: scripts/install-harnesses.sh kilo', install: 'bash scripts/install-harnesses.sh kilo' } });
+    return cliCheck(options, { name: 'Kilo Code', packageName: '@kilocode/cli', packageVersion: KILO_CLI_VERSION, missing: { reason: 'Kilo Code is not installed: scripts/install-harnesses.sh kilo', install: 'bash scripts/install-harnesses.sh kilo' } });
   },
   hostPaths(options) {
     return installRootOf(parseWithSchema(KiloOptions, options, 'options of harness').bin);

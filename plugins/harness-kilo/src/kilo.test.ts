@@ -45,6 +45,21 @@ describe('Kilo Code harness, run in a recording sandbox', () => {
   });
 });
 
+describe('Kilo Code harness, doctor\'s install hint in a project of one\'s own', () => {
+  afterAll(removeTempProjects);
+  it('names @kilocode/cli@7.7.7: the newest release (7.8.1) asks for a native package the registry does not hold', async () => {
+    const dir = tempProject({ 'package.json': '{}\n' }, 'clawgym-kilo-hint-');
+    const before = process.cwd();
+    process.chdir(dir);
+    try {
+      expect(await kiloHarness.check({})).toMatchObject({ ok: false, install: 'npm i -D @kilocode/cli@7.7.7' });
+      expect(await kiloHarness.check({ bin: '/nonexistent/.kilo' })).toMatchObject({ ok: false, install: 'npm i -D @kilocode/cli@7.7.7' });
+    } finally {
+      process.chdir(before);
+    }
+  });
+});
+
 const kilo = harnessE2ePrerequisites('kilo');
 describeIf(kilo.missing, 'clawgym doctor on the Kilo Code harness', () => {
   afterAll(removeTempProjects);
@@ -60,7 +75,7 @@ describeIf(kilo.missing, 'clawgym doctor on the Kilo Code harness', () => {
     expect(rows(dir).find((x) => x.what === 'harness kilo: CLI')).toMatchObject({ status: 'ok', detail: `Kilo Code at ${bin}` });
     const gone = tempProject({ 'clawgym.config.mjs': 'export default { harnesses: [{ use: \'kilo\', options: { bin: \'/nonexistent/.kilo\' } }] };\n' }, 'clawgym-doctor-kilo-');
     expect(rows(gone).find((x) => x.what === 'harness kilo: CLI')).toMatchObject({
-      status: 'missing', detail: 'Kilo Code: bin "/nonexistent/.kilo" is not an executable file', install: 'npm i -D @kilocode/cli',
+      status: 'missing', detail: 'Kilo Code: bin "/nonexistent/.kilo" is not an executable file', install: 'npm i -D @kilocode/cli@7.7.7',
     });
   }, 120_000);
 });
