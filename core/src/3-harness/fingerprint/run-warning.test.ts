@@ -146,5 +146,9 @@ describeIf(ns.ok ? undefined : ns.reason, 'clawgym run and a harness whose promp
     expect(fresh).toMatch(/^CLAWGYM_LOCK_MISMATCH: harness drifty: what it sends the model differs from the one in clawgym\.lock\.json \(held-out evaluation\): system prompt changed/);
     // Nothing was trained: no step's rollouts were logged.
     expect(existsSync(join(dir, 'runs', 'fresh', 'rollouts.jsonl'))).toBe(false);
+    // The CLI put back, its resume goes on: what it was stopped by was not pinned as the run's own.
+    write('You are drifty.');
+    expect(await frozenTrain('fresh', { ...lock, harnesses: { drifty: { ...lock.harnesses.drifty!, fingerprint: pinned } } }, true)).toBeUndefined();
+    expect(JSON.parse(readFileSync(join(dir, 'runs', 'fresh', 'state.json'), 'utf8')).step).toBe(3);
   }, 180_000);
 });

@@ -68,7 +68,9 @@ export class FingerprintWatch {
     if (seen.size === 0) return;
     for (const [harness, f] of seen) {
       const locked = this.frozen?.locked[harness];
-      if (locked) this.tell(harness, `the one in ${this.frozen!.file}`, fingerprintChanges(locked, f), where);
+      const unlocked = locked ? fingerprintChanges(locked, f) : [];
+      // Not pinned either: once the locked CLI is put back, the resumed run matches its pin.
+      if (unlocked.length) { this.tell(harness, `the one in ${this.frozen!.file}`, unlocked, where); continue; }
       const pinned = file.pinned[harness];
       const last = file.last[harness];
       if (!pinned) file.pinned[harness] = f;
