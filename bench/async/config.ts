@@ -43,7 +43,9 @@ export default defineConfig({
   ...base,
   plugins: [remoteEmbedded()],
   engine: 'remote-embedded',
-  trainer: { use: 'embedded', options: { ...engine.options, checkpoint: join(repo, String(engine.options.checkpoint)) } },
+  // The default config's checkpoint is a name the embedded package ships (`cold-start`): it
+  // resolves from this folder too, where no folder of that name is.
+  trainer: { use: 'embedded', options: engine.options },
   harnesses: [{ use: 'agentloop', options: { toolLatencyMs: [200, 2000] } }],
   // BENCH_ASYNC_MIXED=1: half the tasks with a 3 s verifier (vocab-upper-slow), of equal
   // difficulty: long and short rollouts, for the policies' length bias.

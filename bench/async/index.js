@@ -19,8 +19,9 @@
 //   npm run bench:async                  (BENCH_ASYNC_STEPS=30, BENCH_ASYNC_EVAL_TASKS=400: ~18 min, three runs)
 //   BENCH_ASYNC_SMALL=1 npm run bench:async   (about a minute: the rollout pool with a stand-in runner; small.js)
 //   BENCH_ASYNC_MIXED=1 npm run bench:async   (the full mode on vocab-upper and vocab-upper-slow: long and short tasks of equal difficulty)
+//   BENCH_ASYNC_FROM=sync=DIR,async=DIR,fair=DIR npm run bench:async   (the figures of three run folders made before: no training)
 const { spawn } = require('node:child_process');
-const { readFileSync } = require('node:fs');
+const { readFileSync, statSync } = require('node:fs');
 const { loadavg } = require('node:os');
 const { join } = require('node:path');
 const { pass1, outcomesByTask, pairedDiff } = require('../../scripts/lib/pass1');
@@ -59,7 +60,11 @@ async function trainOn(mode, replicas) {
   run.child.stdout.on('data', (c) => process.stdout.write(`[${mode}] ${c}`));
   const code = await run.exited;
   if (code !== 0) throw new Error(`clawgym run (${mode}) failed with exit ${code}`);
-  const runDir = join(repo, 'runs', name);
+  return summarise(mode, join(repo, 'runs', name), (Date.now() - t0) / 60000);
+}
+
+/** One run's figures, read from its folder (`minutes`: its wall time). */
+function summarise(mode, runDir, minutes) {
   const events = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   const steps = events.filter((e) => e.kind === 'step');
   const evals = events.filter((e) => e.kind === 'eval');
@@ -72,7 +77,7 @@ async function trainOn(mode, replicas) {
   const first = evalFile(evals[0].step);
   const last = evalFile(evals[evals.length - 1].step);
   return {
-    mode, runDir, minutes: (Date.now() - t0) / 60000, steps: steps.length,
+    mode, runDir, minutes, steps: steps.length,
     rolloutsPerMin: finished / (seconds / 60),
     // Rollouts the steps consumed (trained, or infra) per minute: leaves out those still in the pool at the end.
     consumedPerMin: sum('rollouts') / (seconds / 60),
@@ -88,12 +93,25 @@ async function trainOn(mode, replicas) {
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const points = (x) => `${(100 * x.d).toFixed(1)} ± ${(100 * x.se).toFixed(1)} points`;
 
+/**
+ * BENCH_ASYNC_FROM=sync=DIR,async=DIR,fair=DIR: the figures of three run folders this bench made
+ * before (or that were trained apart, with its config and environment), without training again.
+ */
+function fromFolders(spec) {
+  const dirs = Object.fromEntries(spec.split(',').map((kv) => kv.split('=')));
+  return ['sync', 'async', 'fair'].map((mode) => {
+    const dir = dirs[mode];
+    if (!dir) throw new Error(`BENCH_ASYNC_FROM names no ${mode} run folder (sync=DIR,async=DIR,fair=DIR)`);
+    // Its wall time: from its frozen config (written as it started) to its last event.
+    const events = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n');
+    return summarise(mode, dir, (JSON.parse(events[events.length - 1]).time - statSync(join(dir, 'config.json')).mtimeMs) / 60000);
+  });
+}
+
 (async () => {
   if (process.env.BENCH_ASYNC_SMALL) return require('./small')();
   const loadBefore = load();
-  const sync = await train('sync');
-  const asy = await train('async');
-  const fair = await train('fair');
+  const [sync, asy, fair] = process.env.BENCH_ASYNC_FROM ? fromFolders(process.env.BENCH_ASYNC_FROM) : [await train('sync'), await train('async'), await train('fair')];
   const gainFair = pairedDiff(fair.afterByTask, [sync.beforeByTask, asy.beforeByTask, fair.beforeByTask]);
   console.log(`fair: ${fair.steps} steps in ${fair.minutes.toFixed(1)} min; ${fair.rolloutsPerMin.toFixed(1)} rollouts/min finished; trainer idle ${(100 * fair.idle).toFixed(0)}%; dropped as stale ${fair.dropped}, max staleness trained ${fair.maxStaleness}; held-out Pass@1 ${(100 * fair.before.p).toFixed(1)}% -> ${(100 * fair.after.p).toFixed(1)}% (gain ${points(gainFair)}); length trained / finished ${fair.lengthRatio.toFixed(3)} (freshest: ${asy.lengthRatio.toFixed(3)}); ${fair.runDir}`);
   // One policy, evaluated twice: the pooled baseline of both gains (and a check of the noise).

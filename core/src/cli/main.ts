@@ -78,7 +78,7 @@ function trainingCommands(command: CommandMaker, io: CliIo): void {
     .option('--resume', 'continue the run from its last finished step')
     .option('-n, --name <name>', 'run name (default: the config\'s name)')
     .option('--steps <n>', 'train this many steps in all instead of run.steps (with --resume: extend a finished run)')
-    .option('--frozen', 'refuse to start when anything differs from clawgym.lock.json beside the config (harness CLIs, model files, sandbox image, packages, tasks, config)')
+    .option('--frozen', "refuse to start when anything differs from clawgym.lock.json beside the config (harness CLIs, model files, sandbox image, packages, tasks, config), a resume also from the run's own lock; stop when a harness's prompt or tools change in mid-run")
     .action(async (opts: { config?: string; resume?: boolean; name?: string; steps?: string; frozen?: boolean }) => runCommand(opts, io));
   command('lock', 'write clawgym.lock.json beside the config: harness CLIs (package, version, integrity, fingerprint), model files, sandbox image, packages, task suites, config hash')
     .option('--json', 'print the lock as JSON')

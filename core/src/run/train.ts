@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MetricsEvent, RunProgress } from '../contracts/reporter';
@@ -28,7 +29,7 @@ import { frozenConfig } from './frozen-config';
 import { RunCost } from './cost';
 import type { RunLock } from '../contracts/lock';
 import { collectLock } from './lock/collect';
-import { refuseUnlike, withRunFingerprints, writeLock } from './lock/file';
+import { readLock, refuseUnlike, withRunFingerprints, writeLock } from './lock/file';
 import { LOCK_FILE } from '../report/lock-diff';
 
 /** The run's folder and state: resumed where it stopped, with the steps already evaluated; the frozen config written. */
@@ -70,13 +71,19 @@ function tapRunParts(kernel: Kernel, parts: { reporting: Reporting; progress: Pr
 
 /**
  * The run's lock, written into its folder; with `frozen`, compared with that lock first and the
- * run refused (its services released) when anything differs.
+ * run refused (its services released) when anything differs. A frozen resume is compared with
+ * the run's own lock too (but its config's hash: `--steps` may extend it): the run goes on with
+ * what it started with, even where the lock beside the config was written again since.
  */
-async function lockRun(s: RunServices, config: ResolvedConfig, runDir: string, frozen: TrainOptions['frozen']): Promise<void> {
+async function lockRun(s: RunServices, config: ResolvedConfig, runDir: string, frozen: TrainOptions['frozen'], resume?: boolean): Promise<void> {
   try {
     const lock = await collectLock(config, s.kernel, { runDir });
+    const own = join(runDir, LOCK_FILE);
     if (frozen) refuseUnlike(frozen.lock, lock, frozen.file);
-    await writeLock(join(runDir, LOCK_FILE), lock);
+    if (frozen && resume && existsSync(own)) refuseUnlike(await readLock(own, 'the run', ''), lock, `the run's own lock (${own})`, {
+      config: false, hint: 'Put back what the run started with (its lock names it), or, to train on the change, start a new run (another --name) after `clawgym lock`.',
+    });
+    await writeLock(own, lock);
   } catch (err) {
     await s.dispose();
     throw err;
@@ -124,22 +131,25 @@ export async function train(o: TrainOptions): Promise<{ runDir: string; steps: n
 }
 
 async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: string; steps: number }> {
-  const { config } = o;
-  const name = o.name ?? config.name;
+  const [config, name] = [o.config, o.name ?? o.config.name];
   const { state, evaluated, cost } = await openRun(config, runDir, o.resume);
   const progress = new ProgressTracker(state.state.step, config.run.steps, o.onProgress);
   const s = await composeRun({ config, purpose: 'run', name, runDir, logger: o.logger, onRollout: progress.onRollout });
-  const { kernel } = s;
-  await lockRun(s, config, runDir, o.frozen);
-  const [engine, trainer] = [s.engine!, s.trainer!];
+  await lockRun(s, config, runDir, o.frozen, o.resume);
+  const [kernel, engine, trainer] = [s.kernel, s.engine!, s.trainer!];
   // eslint-disable-next-line no-console
   const logger = o.logger ?? { info: (m: string) => console.log(m), warn: (m: string) => console.warn(`warning: ${m}`) };
   const reporting = new Reporting(s.reporters, { runId: name, runDir }, logger);
-  // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it is told, naming what changed.
-  const fingerprints = new FingerprintWatch(runDir, (m) => logger.warn(m));
-  // A resume of a finished, evaluated run trains and evaluates nothing: no start line for it.
-  const idle = state.state.step >= config.run.steps && evaluated.has(state.state.step);
-  tapRunParts(kernel, { reporting, progress, fingerprints, startStep: state.state.step, idle, rolloutsPerStep: config.run.tasksPerStep * config.run.groupSize * s.harnesses.length });
+  // A call record that cannot be written (the run folder full, read-only or removed) stops the step
+  // at once (so does a frozen run's harness sending what was not locked): its rollouts are not
+  // trained, and the state stays at the last finished step.
+  const unwritable = watchWrites(s.container.resolve(Tokens.CallStore), o.signal);
+  o = { ...o, signal: unwritable.signal };
+  // What each harness sends the model, pinned at its first rollout: a CLI upgrade that changes it
+  // is told, naming what changed (under --frozen it stops the run). A resume of a finished,
+  // evaluated run trains and evaluates nothing: no start line for it.
+  const fingerprints = new FingerprintWatch(runDir, (m) => logger.warn(m), o.frozen && { file: o.frozen.file, locked: lockedFingerprints(o.frozen.lock), stop: unwritable.fail });
+  tapRunParts(kernel, { reporting, progress, fingerprints, startStep: state.state.step, idle: state.state.step >= config.run.steps && evaluated.has(state.state.step), rolloutsPerStep: config.run.tasksPerStep * config.run.groupSize * s.harnesses.length });
   const emit = async (event: MetricsEvent, text: string) => { await reporting.emit(event); o.onEvent?.(event, text); };
   const checkpoint = join(runDir, 'checkpoint');
   if (state.state.step > 0) await trainer.load(checkpoint);
@@ -155,16 +165,10 @@ async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: s
     await emit(done.event, done.text);
     evaluated.add(step);
   };
-  const proxy = s.container.resolve(Tokens.Proxy);
-  const runner = s.container.resolve(Tokens.Runner);
-  const socketPath = s.container.resolve(Tokens.ProxySocket);
+  const [proxy, runner, socketPath] = [s.container.resolve(Tokens.Proxy), s.container.resolve(Tokens.Runner), s.container.resolve(Tokens.ProxySocket)];
 
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   const services: StepServices = { kernel, runner, engine, trainer, policyLoss, tasks: s.tasks.train, harnesses: s.harnesses, records: proxy };
-  // A call record that cannot be written (the run folder full, read-only or removed) stops the
-  // step at once: its rollouts are not trained, and the state stays at the last finished step.
-  const unwritable = watchWrites(s.container.resolve(Tokens.CallStore), o.signal);
-  o = { ...o, signal: unwritable.signal };
   let asyncLoop: AsyncLoop | undefined;
   const infra = new InfraGuard(config.run.maxInfraSteps);
   try {
@@ -227,19 +231,27 @@ async function trainLocked(o: TrainOptions, runDir: string): Promise<{ runDir: s
   return { runDir, steps: state.state.step };
 }
 
-/** A signal that aborts with `outer` or on the first write `store` cannot make; `check` throws that failure. */
+/**
+ * A signal that aborts with `outer`, on the first write `store` cannot make, or when `fail` is
+ * called (a frozen run's harness sending what was not locked); `check` throws the first failure.
+ */
 function watchWrites(store: RecordStore, outer?: AbortSignal) {
   const controller = new AbortController();
-  let failure: NodeJS.ErrnoException | undefined;
-  if (store instanceof CallStore) store.onWriteFailure((err) => { failure ??= err; controller.abort(); });
+  let failure: Error | undefined;
+  const fail = (err: Error) => { failure ??= err; controller.abort(); };
+  if (store instanceof CallStore) store.onWriteFailure(fail);
   if (outer?.aborted) controller.abort();
   else outer?.addEventListener('abort', () => controller.abort(), { once: true });
   return {
     signal: controller.signal,
+    fail,
     failure: () => failure,
     check: () => { if (failure) throw failure; },
   };
 }
+
+/** The fingerprints a lock holds, by harness (those a run had seen when it was written). */
+const lockedFingerprints = (lock: RunLock) => Object.fromEntries(Object.entries(lock.harnesses).map(([name, h]) => [name, h.fingerprint]));
 
 /** Run each of `parts` in order, every one even if others throw; the first error is thrown after (unless `quiet`, when the run failed already). */
 async function closeAll(parts: (() => unknown)[], quiet: boolean): Promise<void> {

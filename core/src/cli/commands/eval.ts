@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig } from '../../config/load';
 import { evaluate, type EvalRow } from '../../eval/evaluate';
 import { nullEngine, oracleEngine } from '../../eval/oracle';
@@ -12,6 +12,9 @@ import type { ResolvedConfig } from '../../config/schema';
 import { moneyOf, rolloutCostValues, type Prices } from '../../6-rollout/cost';
 import type { RolloutReport } from '../../6-rollout/runner';
 import { costLine } from '../../report/cost-summary';
+import { collectLock } from '../../run/lock/collect';
+import { writeLock } from '../../run/lock/file';
+import { LOCK_FILE } from '../../report/lock-diff';
 
 export interface EvalCliOptions {
   config?: string;
@@ -52,6 +55,15 @@ export function evalCost(reports: readonly RolloutReport[], seconds: number, pri
   return Object.fromEntries(Object.entries(all).map(([k, v]) => [k.slice('cost/'.length), v]));
 }
 
+/** The config with the flags' harnesses and suites in place of its own. */
+function scoped(config: ResolvedConfig, opts: EvalCliOptions): ResolvedConfig {
+  return {
+    ...config,
+    ...(opts.harness?.length ? { harnesses: opts.harness, run: { ...config.run, evalHarnesses: undefined } } : {}),
+    ...(opts.suite?.length ? { tasks: opts.suite } : {}),
+  };
+}
+
 /**
  * `clawgym eval`: Pass@1 (averaged over k samples) and pass@k per harness and category, on the
  * test split, as real rollouts. `--engine oracle` plays each task's oracle (every verifier must
@@ -69,11 +81,7 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
   // The oracle and null engines are evaluation's own (they need each rollout's task), not providers.
   const own = engineName === 'oracle' || engineName === 'null';
   // What this evaluation uses (the flags' harnesses and suites), checked before anything starts.
-  await preflight({
-    ...config,
-    ...(opts.harness?.length ? { harnesses: opts.harness, run: { ...config.run, evalHarnesses: undefined } } : {}),
-    ...(opts.suite?.length ? { tasks: opts.suite } : {}),
-  }, 'eval', { skipEngine: own });
+  await preflight(scoped(config, opts), 'eval', { skipEngine: own });
   // One process a run folder: an evaluation into a folder another process writes is refused.
   const lock = await lockRunDir(runDir, 'eval', io.err);
   try {
@@ -85,6 +93,8 @@ export async function evalCommand(opts: EvalCliOptions, io: { out: (s: string) =
 
 async function evalLocked(opts: EvalCliOptions, io: { out: (s: string) => void; err: (s: string) => void }, r: { config: ResolvedConfig; own: boolean; engineSlot: SlotRef; engineName: string; k: number; limit: number; split: 'train' | 'test'; name: string; runDir: string }): Promise<void> {
   const { config, own, engineSlot, engineName, k, limit, split, name, runDir } = r;
+  // What this evaluation uses: the flags' engine, harnesses and suites in place of the config's.
+  const used: ResolvedConfig = { ...scoped(config, opts), ...(own ? {} : { engine: engineSlot }) };
   const s = await composeRun({
     config: opts.concurrency ? { ...config, run: { ...config.run, concurrency: Number(opts.concurrency) } } : config,
     purpose: 'eval', name, runDir, engine: own ? false : engineSlot,
@@ -92,6 +102,8 @@ async function evalLocked(opts: EvalCliOptions, io: { out: (s: string) => void; 
     taskLimits: { [split]: limit },
   });
   try {
+    // Its own lock in its folder, as a run's: what it evaluated with (harness CLIs, model files, sandbox, packages, tasks).
+    await writeLock(join(runDir, LOCK_FILE), await collectLock(used, s.kernel));
     const tasks = s.tasks[split];
     const noOracle = engineName === 'oracle' ? tasks.filter((t) => t.oracle === undefined) : [];
     // Without this a suite with no oracles reads as a 0% pipeline, not as untestable by the oracle.

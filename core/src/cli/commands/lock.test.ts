@@ -59,6 +59,13 @@ describe('clawgym lock and clawgym run --frozen', () => {
 
     const again = await cli(['lock'], dir);
     expect(again.out).toMatch(/changed from the lock that was there:\n {2}config: /);
+
+    // A frozen run of the locked config trains; its frozen resume is checked the same way.
+    expect((await cli(['run', '--frozen'], dir)).code).toBe(0);
+    writeConfig(dir, 2);
+    const resumed = await cli(['run', '--resume', '--frozen', '--steps', '2'], dir);
+    expect(resumed.code).toBe(1);
+    expect(resumed.err).toMatch(/differs from .*clawgym\.lock\.json in 1 place:\n {2}config: [0-9a-f]{12} → [0-9a-f]{12}\n/);
   }, 120_000);
 });
 
@@ -81,5 +88,23 @@ describe('clawgym diff', () => {
     expect(r.out).toBe('config run.groupSize: 8 → 4\n');
     const same = await cli(['diff', join(out, 'a'), join(out, 'a')], repo);
     expect(same.out).toContain('ran the same config with the same lock');
+  }, 120_000);
+});
+
+describe('clawgym eval', () => {
+  it('writes its own lock into its folder, as a run does: the config\'s, with the harnesses it evaluated through', async () => {
+    const dir = project(1);
+    expect((await cli(['lock'], dir)).code).toBe(0);
+    const locked = JSON.parse(readFileSync(join(dir, 'clawgym.lock.json'), 'utf8'));
+    const evaluated = await cli(['eval', '--name', 'e1', '--limit', '1'], dir);
+    expect(evaluated.code).toBe(0);
+    const own = JSON.parse(readFileSync(join(dir, 'runs', 'e1', 'clawgym.lock.json'), 'utf8'));
+    expect({ ...own, createdAt: '' }).toEqual({ ...locked, createdAt: '' });
+    // `--harness`: the lock names what was evaluated (a config with that harness), not the config file's.
+    const other = await cli(['eval', '--name', 'e2', '--limit', '1', '--harness', 'agentloop', '--engine', 'oracle'], dir);
+    expect(other.code).toBe(0);
+    const scoped = JSON.parse(readFileSync(join(dir, 'runs', 'e2', 'clawgym.lock.json'), 'utf8'));
+    expect(Object.keys(scoped.harnesses)).toEqual(['agentloop']);
+    expect(scoped.tasks).toEqual(locked.tasks);
   }, 120_000);
 });

@@ -24,14 +24,14 @@ export async function writeLock(file: string, lock: RunLock): Promise<void> {
 
 /**
  * `clawgym run --frozen`: refuse when what the run would use differs from the lock, naming
- * every difference.
+ * every difference (`config: false`: all but the config's hash).
  */
-export function refuseUnlike(frozen: RunLock, current: RunLock, file: string): void {
-  const differences = lockDifferences(frozen, current);
+export function refuseUnlike(frozen: RunLock, current: RunLock, file: string, o: { config?: boolean; hint?: string } = {}): void {
+  const differences = lockDifferences(frozen, current, o);
   if (differences.length === 0) return;
   throw new ClawGymError(ErrorCodes.LOCK_MISMATCH,
     `what this run would use differs from ${file} in ${differences.length} ${differences.length === 1 ? 'place' : 'places'}:\n${differences.map((d) => `  ${d}`).join('\n')}`,
-    { hint: 'Put back what changed (reinstall the locked harness version, restore the file), or, if the change is meant, run `clawgym lock` to lock it and commit the new lock.' });
+    { hint: o.hint ?? 'Put back what changed (reinstall the locked harness version, restore the file), or, if the change is meant, run `clawgym lock` to lock it and commit the new lock.' });
 }
 
 /** The run's lock with the fingerprints its harnesses showed in the run (known only once they have sent a call). */

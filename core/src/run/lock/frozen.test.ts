@@ -80,11 +80,11 @@ async function lockOf(config: ReturnType<ReturnType<typeof project>['config']>):
 }
 
 /** A frozen run's refusal (its message), or undefined when it started. An aborted signal stops a run that starts before its first rollout. */
-async function frozenRun(config: ReturnType<ReturnType<typeof project>['config']>, lock: RunLock, name: string): Promise<string | undefined> {
+async function frozenRun(config: ReturnType<ReturnType<typeof project>['config']>, lock: RunLock, name: string, resume = false): Promise<string | undefined> {
   const stop = new AbortController();
   stop.abort();
   try {
-    await train({ config, name, frozen: { lock, file: 'clawgym.lock.json' }, signal: stop.signal, logger: quiet });
+    await train({ config, name, resume, frozen: { lock, file: 'clawgym.lock.json' }, signal: stop.signal, logger: quiet });
     return undefined;
   } catch (err) {
     expect((err as { code?: string }).code).toBe(ErrorCodes.LOCK_MISMATCH);
@@ -150,5 +150,26 @@ describe('clawgym run --frozen', () => {
     const p = project();
     const lock = await lockOf(p.config());
     expect(await frozenRun(p.config({ groupSize: 2 }), lock, 'config')).toMatch(/in 1 place:\n {2}config: [0-9a-f]{12} → [0-9a-f]{12}$/);
+  }, 60_000);
+
+  it('checks a resume too: a CLI upgraded since the run started is refused, even after the lock beside the config was written again', async () => {
+    const p = project();
+    const lock = await lockOf(p.config());
+    expect(await frozenRun(p.config(), lock, 'resumed')).toBeUndefined();
+    installCli(p.dir, '1.1.0', 'sha512-BBBBversion2');
+    // Against the lock beside the config, as at the start.
+    expect(await frozenRun(p.config(), lock, 'resumed', true)).toContain('harnesses.fakecli.cli.version: "1.0.0" → "1.1.0"');
+    // `clawgym lock` again locks the new CLI; the run still started with the old one, and its own lock says so.
+    const relocked = await lockOf(p.config());
+    const message = await frozenRun(p.config(), relocked, 'resumed', true);
+    expect(message).toContain(`differs from the run's own lock (${join(p.dir, 'runs', 'resumed', LOCK_FILE)}) in 3 places:`);
+    expect(message).toContain('harnesses.fakecli.cli.version: "1.0.0" → "1.1.0"');
+    // The run's own lock is kept as it started: a refused resume writes nothing over it.
+    expect((JSON.parse(readFileSync(join(p.dir, 'runs', 'resumed', LOCK_FILE), 'utf8')) as RunLock).harnesses.fakecli!.cli!.version).toBe('1.0.0');
+    // With the locked CLI put back, the resume goes on (a longer run, `--steps`, is not a difference from its own lock).
+    installCli(p.dir, '1.0.0', 'sha512-AAAAversion1');
+    expect(await frozenRun(p.config(), lock, 'resumed', true)).toBeUndefined();
+    const longer = p.config({ steps: 2 });
+    expect(await frozenRun(longer, await lockOf(longer), 'resumed', true)).toBeUndefined();
   }, 60_000);
 });
