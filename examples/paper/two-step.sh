@@ -61,12 +61,15 @@ serve() {
 start=$(date +%s)
 export PAPER_ENGINE="${PAPER_ENGINE:-tinker}"
 SKYRL_AS="${SKYRL_AS:-skyrl@main}"
-export TINKER_URL="$(serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer")"
+# (assigned, then exported: `export X="$(…)"` would hide a failed start from set -e)
+TINKER_URL="$(serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer")"
+export TINKER_URL
 grep 'behaves as' "$OUT/trainer.log"
 case "$PAPER_ENGINE" in
   tinker) echo "trainer stand-in $TINKER_URL samples too (engine tinker), tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}" ;;
   sglang)
-    export ENGINE_URL="$(serve "$OUT/engine.log" engine serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --context-length 65536 --port 0)"
+    ENGINE_URL="$(serve "$OUT/engine.log" engine serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --context-length 65536 --port 0)"
+    export ENGINE_URL
     echo "trainer stand-in $TINKER_URL, engine stand-in $ENGINE_URL, tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}" ;;
   *) echo "PAPER_ENGINE must be tinker or sglang with the stand-ins, not \"$PAPER_ENGINE\"" >&2; exit 2 ;;
 esac
