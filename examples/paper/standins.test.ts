@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { assertWeightsRoute, createKernel, provider, resolveConfig, slotOptions, tokensOf, trainerOptions, type Engine, type Trainer } from '@clawgym/core';
@@ -7,15 +7,16 @@ import { paperConfig } from './clawgym.config';
 
 /*
  * The paper's config on its default route (engine 'tinker': SkyRL samples what it trains) against
- * `clawgym trainer serve --tokenizer <Qwen3> --as <release>`, the stand-in for each SkyRL release
- * the docs name: skyrl@0.3.0 (NovaSky-AI/SkyRL@f5bc3b78d, no seq_id on OptimStepRequest,
- * skyrl/tinker/api.py:516-518) and skyrl@main (a9564572, seq_id on it, api.py:652-684). The
- * config resolves with no weights folder, passes doctor's weights check (assertWeightsRoute, the
- * `weights:` row; `clawgym doctor` itself is run on the config by routes.test.ts and two-step.sh,
- * and contacts no server), and its own trainer and engine, made by their providers as a run makes
- * them, publish the initial weights as a tinker:// path and sample Qwen3 tokens through that
- * release's asample. examples/paper/two-step.sh runs the
- * same route for two whole steps through OpenClaw and Claude Code.
+ * `clawgym trainer serve --tokenizer <Qwen3> --replies standin-replies.json --as <release>`, the
+ * stand-in for each SkyRL release the docs name: skyrl@0.3.0 (NovaSky-AI/SkyRL@f5bc3b78d, no
+ * seq_id on OptimStepRequest, skyrl/tinker/api.py:516-518) and skyrl@main (a9564572, seq_id on
+ * it, api.py:652-684). The config resolves with no weights folder, passes doctor's weights check
+ * (assertWeightsRoute, the `weights:` row; `clawgym doctor` itself is run on the config by
+ * routes.test.ts and two-step.sh, and contacts no server), and its own trainer and engine, made
+ * by their providers as a run makes them, publish the initial weights as a tinker:// path and
+ * sample through that release's asample, in Qwen3's tokens, the scripted replies turn by turn.
+ * examples/paper/two-step.sh runs the same route for two whole steps through OpenClaw and Claude
+ * Code.
  */
 const root = resolve(__dirname, '../..');
 const bin = join(root, 'core/bin/clawgym.js');
@@ -26,7 +27,7 @@ const quiet = { info: () => {}, warn: () => {} };
 
 /** `clawgym trainer serve --tokenizer <Qwen3> --as <release>`, as two-step.sh starts it; resolves its URL. */
 function serve(release: string, children: ChildProcess[]): Promise<{ url: string; text: () => string }> {
-  const child = spawn(process.execPath, [bin, 'trainer', 'serve', '--tokenizer', qwen3, '--base-model', 'Qwen/Qwen3-4B', '--as', release, '--port', '0', '--data', join(dir, release)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'trainer', 'serve', '--tokenizer', qwen3, '--replies', join(__dirname, 'standin-replies.json'), '--base-model', 'Qwen/Qwen3-4B', '--as', release, '--port', '0', '--data', join(dir, release)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let text = '';
   child.stdout!.on('data', (d) => { text += d; });
@@ -62,13 +63,35 @@ describe.each(releases.map(([release, commit], i) => [release, commit, i] as con
       const published = await trainer.publishWeights!();
       expect(published?.path).toMatch(/^tinker:\/\/model_\w+\//);
       await engine.syncWeights!(published);
-      const promptIds = engine.chatTemplate.render({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'List the workspace.' }] }], tools: [] });
-      const out: number[] = [];
-      for await (const step of engine.generate({ promptIds, sampling: { maxTokens: 64, temperature: 1, topP: 1 } })) out.push(...tokensOf(step).map((t) => t.tokenId));
-      expect(engine.tokenizer.decode(out)).toMatch(/^<think>\n\n<\/think>\n\nHello from the ClawGym scripted engine\.<\|im_end\|>$/);
+      // The scripted replies two-step.sh gives it: turn 1 a tool call, turn 2 a closing line.
+      const sample = async (messages: Parameters<typeof engine.chatTemplate.render>[0]['messages']) => {
+        const out: number[] = [];
+        for await (const step of engine.generate({ promptIds: engine.chatTemplate.render({ messages, tools: [] }), sampling: { maxTokens: 256, temperature: 1, topP: 1 } })) out.push(...tokensOf(step).map((t) => t.tokenId));
+        return engine.tokenizer.decode(out);
+      };
+      const user = { role: 'user' as const, parts: [{ type: 'text' as const, text: 'List the workspace.' }] };
+      const first = await sample([user]);
+      expect(first).toContain('Let me look at the workspace first.');
+      expect(first).toMatch(/<tool_call>\s*\{"name": "exec", "arguments": \{"command": "ls -la"/);
+      const second = await sample([user, { role: 'assistant', parts: [{ type: 'text', text: 'Let me look at the workspace first.' }] }, { role: 'user', parts: [{ type: 'text', text: 'total 0' }] }]);
+      expect(second).toMatch(/I have looked at the files but cannot finish this task\.<\|im_end\|>$/);
     } finally {
       await trainer?.close?.();
       await kernel.dispose();
     }
   }, 120_000);
+});
+
+describe('trainer serve --replies', () => {
+  const serveWith = (...args: string[]) => spawnSync(process.execPath, [bin, 'trainer', 'serve', '--port', '0', ...args], { cwd: root, encoding: 'utf8', timeout: 90_000 });
+  it('is refused without --tokenizer, and with a file that is not an array of turns, naming it', () => {
+    const noTokenizer = serveWith('--replies', join(__dirname, 'standin-replies.json'));
+    expect(noTokenizer.status).not.toBe(0);
+    expect(noTokenizer.stderr).toMatch(/--replies needs --tokenizer[^]*hint: Add --tokenizer <model folder>[^]*CLAWGYM_USAGE/);
+    const file = join(dir, 'one-turn.json');
+    writeFileSync(file, '{"text": "not in an array"}');
+    const notArray = serveWith('--tokenizer', qwen3, '--replies', file);
+    expect(notArray.status).not.toBe(0);
+    expect(notArray.stderr).toContain(`--replies ${file} is not an array of turns`);
+  }, 200_000);
 });

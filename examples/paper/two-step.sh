@@ -6,7 +6,8 @@
 #
 # Starts `clawgym trainer serve --tokenizer --as $SKYRL_AS` (a unigram policy over Qwen3's
 # vocabulary behind the Tinker API, as strict as SkyRL's FSDP backend, with that SkyRL release's
-# routes and request models), checks the config with `clawgym doctor`, runs `clawgym run` with
+# routes and request models; its asample answers the scripted replies of
+# examples/paper/standin-replies.json in Qwen3's tokens: a tool call, then a closing line), checks the config with `clawgym doctor`, runs `clawgym run` with
 # CLAWGYM_STANDINS=1 on the config's route (PAPER_ENGINE), stops the servers, and prints the
 # run's summary (rollouts, infrastructure failures, rewards and who graded them, records, trees,
 # report). Exits nonzero if doctor finds something missing, the run fails, or a rollout met an
@@ -62,7 +63,7 @@ start=$(date +%s)
 export PAPER_ENGINE="${PAPER_ENGINE:-tinker}"
 SKYRL_AS="${SKYRL_AS:-skyrl@main}"
 # (assigned, then exported: `export X="$(…)"` would hide a failed start from set -e)
-TINKER_URL="$(serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer")"
+TINKER_URL="$(serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer")"
 export TINKER_URL
 grep 'behaves as' "$OUT/trainer.log"
 case "$PAPER_ENGINE" in
