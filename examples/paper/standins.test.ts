@@ -25,7 +25,7 @@ const dir = mkdtempSync(join(tmpdir(), 'paper-standins-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const quiet = { info: () => {}, warn: () => {} };
 
-/** `clawgym trainer serve --tokenizer <Qwen3> --as <release>`, as two-step.sh starts it; resolves its URL. */
+/** `clawgym trainer serve --tokenizer <Qwen3> --replies standin-replies.json --as <release>`, as two-step.sh starts it; resolves its URL. */
 function serve(release: string, children: ChildProcess[]): Promise<{ url: string; text: () => string }> {
   const child = spawn(process.execPath, [bin, 'trainer', 'serve', '--tokenizer', qwen3, '--replies', join(__dirname, 'standin-replies.json'), '--base-model', 'Qwen/Qwen3-4B', '--as', release, '--port', '0', '--data', join(dir, release)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
