@@ -45,14 +45,16 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# Start a server in the background; print the first http:// URL it announces.
+# Start a server in the background and set SERVED_URL to the first http:// URL it announces. Called
+# directly, not in $(…): its PID must reach `pids` in this shell for cleanup to stop it, and a
+# failed start must stop the script.
 serve() {
   local log="$1"; shift
   "$CLAWGYM" "$@" >"$log" 2>&1 &
   pids+=("$!")
   for _ in $(seq 1 300); do
-    local url; url="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)"
-    if [ -n "$url" ] && grep -q 'Ctrl-C\|listening' "$log"; then echo "$url"; return; fi
+    SERVED_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)"
+    if [ -n "$SERVED_URL" ] && grep -q 'Ctrl-C\|listening' "$log"; then return; fi
     kill -0 "${pids[-1]}" 2>/dev/null || { cat "$log" >&2; echo "server exited: $*" >&2; exit 1; }
     sleep 0.2
   done
@@ -62,15 +64,14 @@ serve() {
 start=$(date +%s)
 export PAPER_ENGINE="${PAPER_ENGINE:-tinker}"
 SKYRL_AS="${SKYRL_AS:-skyrl@main}"
-# (assigned, then exported: `export X="$(…)"` would hide a failed start from set -e)
-TINKER_URL="$(serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer")"
-export TINKER_URL
+serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer"
+export TINKER_URL="$SERVED_URL"
 grep 'behaves as' "$OUT/trainer.log"
 case "$PAPER_ENGINE" in
   tinker) echo "trainer stand-in $TINKER_URL samples too (engine tinker), tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}" ;;
   sglang)
-    ENGINE_URL="$(serve "$OUT/engine.log" engine serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --context-length 65536 --port 0)"
-    export ENGINE_URL
+    serve "$OUT/engine.log" engine serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --context-length 65536 --port 0
+    export ENGINE_URL="$SERVED_URL"
     echo "trainer stand-in $TINKER_URL, engine stand-in $ENGINE_URL, tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}" ;;
   *) echo "PAPER_ENGINE must be tinker or sglang with the stand-ins, not \"$PAPER_ENGINE\"" >&2; exit 2 ;;
 esac
