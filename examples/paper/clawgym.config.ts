@@ -27,12 +27,14 @@ import taskFormats from '@clawgym/task-formats';
  * (skyrl/tinker/api.py, SkyRLTrainInferenceForwardingClient). docs/scale.md has the launch lines.
  *
  * The one switch, CLAWGYM_STANDINS=1: ClawGym's own servers stand in for the model's, so the
- * whole path runs on one machine without a GPU or weights: `clawgym engine serve --tokenizer`
- * (scripted replies in Qwen3's tokens, at ENGINE_URL, speaking SGLang's protocol) for the engine
- * and `clawgym trainer serve --tokenizer` (a unigram policy over Qwen3's vocabulary behind the
- * Tinker API, at TINKER_URL, as strict as SkyRL's FSDP backend) for the trainer; two steps of two
- * tasks. The scripted replies will not solve these tasks. (examples/paper/two-step.sh.)
- *   STANDIN_WEIGHTS     where the trainer's sampler archives are unpacked  default <outDir>/paper-standins-weights
+ * whole path runs on one machine without a GPU or weights: `clawgym trainer serve --tokenizer`
+ * (a unigram policy over Qwen3's vocabulary behind the Tinker API, at TINKER_URL, as strict as
+ * SkyRL's FSDP backend; `--as skyrl@0.3.0` or `skyrl@main` for that release's routes and request
+ * models) trains and, on the default route, samples; with PAPER_ENGINE=sglang, `clawgym engine
+ * serve --tokenizer` (scripted replies in Qwen3's tokens, at ENGINE_URL, speaking SGLang's
+ * protocol) samples instead. Two steps of two tasks. Neither stand-in's replies will solve these
+ * tasks. (examples/paper/two-step.sh.)
+ *   STANDIN_WEIGHTS     with PAPER_ENGINE=sglang: where the trainer's sampler archives are unpacked  default <outDir>/paper-standins-weights
  *   CLAWGYM_SANDBOX     `local`: bubblewrap sandboxes on the image's root filesystem instead of Docker
  *   OPENCLAW_ROOTFS     that root filesystem           default ~/.cache/clawgym/images/openclaw-1/rootfs
  */
@@ -80,13 +82,16 @@ export function paperConfig(p: PaperSetup) {
       { use: 'openclaw', options: { contextWindow: 65_536, maxTokens: 8192, requestTimeoutSeconds: 900 } },
       { use: 'claude-code', options: { bin: 'claude' } },
     ],
-    // The stand-ins: SGLang's protocol, full weights through /update_weights_from_disk (the
-    // SkyRL + SGLang combination of docs/scale.md); the unigram trainer has no LoRA.
-    engine: p.standins
-      ? { use: 'sglang', options: { baseUrl: p.engineUrl ?? 'http://127.0.0.1:8001', model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer, contextLength: 65_536 } }
+    // The stand-ins take the same route: engine 'tinker' samples through the trainer stand-in's
+    // asample (tinker:// paths, no folder); 'sglang' (or 'vllm') is the engine stand-in, loading
+    // full weights through /update_weights_from_disk (the SkyRL + SGLang combination of
+    // docs/scale.md) from the folder the trainer's archives are unpacked in. No LoRA: the
+    // unigram trainer has none.
+    engine: p.standins && (p.engine ?? 'tinker') !== 'tinker'
+      ? { use: p.engine as 'vllm' | 'sglang', options: { baseUrl: p.engineUrl ?? 'http://127.0.0.1:8001', model: 'Qwen/Qwen3-4B', tokenizer: p.tokenizer, contextLength: 65_536 } }
       : realEngine(p, tinker),
     trainer: p.standins
-      ? { use: 'tinker', options: { ...tinker, loraRank: 0, optimizer: { lr: 1e-2 }, weightsDir: p.weightsDir ?? `${__dirname}/../../runs/paper-standins-weights` } }
+      ? { use: 'tinker', options: { ...tinker, loraRank: 0, optimizer: { lr: 1e-2 }, ...((p.engine ?? 'tinker') !== 'tinker' ? { weightsDir: p.weightsDir ?? `${__dirname}/../../runs/paper-standins-weights` } : {}) } }
       // LoRA rank 32; SkyRL's FSDP backend exports it as a PEFT adapter, which vLLM and SGLang load
       // with their LoRA routes. With engine 'tinker' no folder is needed: SkyRL samples its own.
       : { use: 'tinker', options: { ...tinker, loraRank: 32, optimizer: { lr: 1e-6 }, ...((p.engine ?? 'tinker') !== 'tinker' && p.checkpointsDir ? { checkpointsDir: p.checkpointsDir } : {}) } },

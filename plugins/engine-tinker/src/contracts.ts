@@ -18,6 +18,8 @@ export interface ContractRoute {
   body?: string;
   bodyOptional?: boolean;
   bodyParsedFromRequest?: boolean;
+  /** The body's model is in a file the script did not read: named, not defined. */
+  bodyUnresolved?: boolean;
   response?: string;
   encoding?: 'protobuf';
 }
@@ -80,7 +82,7 @@ export function openapiOf(c: Contract): Record<string, unknown> {
   for (const r of c.routes) {
     for (const m of r.methods) {
       const op: Record<string, unknown> = { operationId: r.handler };
-      if (r.body && !r.bodyParsedFromRequest) { op.requestBody = { required: !r.bodyOptional, content: { 'application/json': { schema: ref(r.body) } } }; used.add(r.body); }
+      if (r.body && !r.bodyParsedFromRequest && !r.bodyUnresolved) { op.requestBody = { required: !r.bodyOptional, content: { 'application/json': { schema: ref(r.body) } } }; used.add(r.body); }
       if (r.response) { op.responses = { 200: { content: { 'application/json': { schema: ref(r.response) } } } }; used.add(r.response); }
       (paths[r.path.replace(/:path\}/g, '}')] ??= {})[m.toLowerCase()] = op;
     }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -116,5 +116,44 @@ describe('scripts/server-contracts/extract.py', () => {
     expect(Object.keys(b.definitions.Step.properties).filter((k) => !(k in a.definitions.Step.properties))).toEqual(['seq_id']);
     expect(b.routes.filter((r: any) => !a.routes.some((x: any) => x.path === r.path)).map((r: any) => r.path)).toEqual(['/healthz']);
     expect({ ...a.definitions.Chunk }).toEqual(b.definitions.Chunk);
+  });
+
+  it('from a folder holding only some files of a commit (--tree): a body whose model is in a file not read is named and marked unresolved, a Query() parameter of such a type stays a query parameter', () => {
+    // As SGLang's http_server.py at a commit whose io_struct.py is not to be had: the route still takes a body.
+    const tree = join(dir, 'tree');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'server.py'), [
+      'from typing import Annotated, Optional',
+      'from fastapi import FastAPI, Query, Request, UploadFile',
+      'from elsewhere import GenerateReqInput, PauseMode, ProfileReqInput',
+      'app = FastAPI()',
+      '',
+      '@app.post("/generate")',
+      'async def generate(obj: GenerateReqInput, request: Request):',
+      '    ...',
+      '',
+      '@app.post("/profile")',
+      'async def profile(obj: Optional[ProfileReqInput] = None):',
+      '    ...',
+      '',
+      '@app.post("/pause")',
+      'async def pause(mode: Annotated[PauseMode, Query()] = "abort", clear: bool = Query(True)):',
+      '    ...',
+      '',
+      '@app.post("/upload")',
+      'async def upload(file: UploadFile, request: Request):',
+      '    ...',
+      '',
+    ].join('\n'));
+    execFileSync('python3', [script, '--repo', 'example/server', '--commit', 'a'.repeat(40), '--tree', tree, '--file', 'server.py', '--out', join(dir, 'tree.json')], { encoding: 'utf8' });
+    const c = JSON.parse(readFileSync(join(dir, 'tree.json'), 'utf8'));
+    expect(c['x-unresolved']).toEqual(['GenerateReqInput', 'ProfileReqInput']);
+    expect(c.definitions).toEqual({});
+    expect(c.routes.map((r: any) => [r.path, r.body ?? null, r.bodyUnresolved ?? false, r.bodyOptional ?? null, r.query ?? []])).toEqual([
+      ['/generate', 'GenerateReqInput', true, false, []],
+      ['/pause', null, false, null, ['mode', 'clear']],
+      ['/profile', 'ProfileReqInput', true, true, []],
+      ['/upload', null, false, null, []],
+    ]);
   });
 });

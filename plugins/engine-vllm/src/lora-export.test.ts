@@ -21,11 +21,13 @@ import { createTokenIdEngine } from './token-id-client';
  * So the tinker trainer publishes it as `kind: 'lora'` (it holds adapter_config.json), and the
  * engines load it with their LoRA routes, not update_weights_from_disk.
  *
- * SGLang's launch: sgl-project/sglang python/sglang/srt/server_args.py (stored copies read here,
- * their commit not recorded; the same words in lora_manager.py's init_state) asserts at start "When no
- * initial --lora-paths is provided, you need to specify both --max-lora-rank and
- * --lora-target-modules for LoRA initialization."; `GET /get_server_info` answers every ServerArgs
- * field (http_server.py @ 0025436e), `enable_lora` and `max_lora_rank` among them.
+ * SGLang's launch: ServerArgs.check_lora_server_args asserts at start "When no initial --lora-paths
+ * is provided, you need to specify both --max-lora-rank and --lora-target-modules for LoRA
+ * initialization." (sgl-project/sglang@8905cbd42f4a27dbecad6487cd3904278756fef8:python/sglang/srt/server_args.py:7845,
+ * the same words in LoRAManager.init_state, …:python/sglang/srt/lora/lora_manager.py:500; the
+ * same assertion is in server_args.py @ 0025436e, read through a stored copy without line numbers); `GET
+ * /get_server_info` answers every ServerArgs field (http_server.py @ 0025436e), `enable_lora` and
+ * `max_lora_rank` among them.
  */
 const dir = mkdtempSync(join(tmpdir(), 'lora-export-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { requireInstalled } from '../../kernel/installed';
 
-export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean; tokenizer?: string; baseModel?: string; as?: string }
+export interface TrainerServeOptions { config?: string; host?: string; port?: string; data?: string; noEngine?: boolean; backend?: string; multiTenant?: boolean; sampleBaseModel?: boolean; apiKey?: string; jwtAuth?: boolean; tokenizer?: string; replies?: string; baseModel?: string; as?: string }
 
 /**
  * `clawgym trainer serve`: the config's trainer (the embedded one) behind the Tinker API, in a
@@ -27,6 +27,7 @@ export function trainerCommands(program: Command, io: { out: (s: string) => void
     .addOption(new Option('--backend <backend>', 'whose behaviour to reproduce: loss reduction, optimizer fields applied, tenancy, base-model sampling').choices(['skyrl-fsdp', 'skyrl-megatron', 'skyrl-jax', 'tinker']).default('skyrl-fsdp'))
     .option('--multi-tenant', 'kinder than SkyRL FSDP: a second create_model retires the loaded model instead of failing')
     .option('--tokenizer <folder>', 'train a unigram policy (one logit per token id) over this Hugging Face model\'s vocabulary instead of the config\'s trainer: it takes the datums of a real model\'s rollouts (pair with `engine serve --tokenizer`)')
+    .option('--replies <file>', 'with --tokenizer: what its sampler (asample) answers, a JSON array of scripted turns ({text, thinking, toolCalls: [{name, arguments}]}) as `engine serve --replies` takes; turn N of a conversation gets reply N, the last repeats (default: one line of text)')
     .option('--base-model <name>', 'the base model name it answers to (get_server_capabilities)', 'embedded')
     .option('--sample-base-model', 'kinder than SkyRL FSDP: asample of the base model before any sampler checkpoint')
     .option('--api-key <key>', 'require this key in X-API-Key, as hosted Tinker does (default: $CLAWGYM_TRAINER_API_KEY; none: any request, as SkyRL)')

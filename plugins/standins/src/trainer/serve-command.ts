@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { AdamOptions, ClawGymError, ErrorCodes, createKernel, loadConfig, provider, repliesByTurn, slotOptions, trainerOptions, untilStopped, type Engine, type Trainer, type TrainerServeOptions } from '@clawgym/core';
+import { AdamOptions, ClawGymError, ErrorCodes, createKernel, loadConfig, messageOf, provider, repliesByTurn, slotOptions, trainerOptions, untilStopped, z, type Engine, type ScriptedTurn, type Trainer, type TrainerServeOptions } from '@clawgym/core';
 import { loadChatModel } from '@clawgym/model-hf';
 import { TRAINER_BACKENDS, type TrainerBackend } from '@clawgym/engine-tinker';
 import { UnigramScriptedEngine } from '../unigram/unigram-engine';
@@ -16,7 +17,8 @@ export async function trainerServe(opts: TrainerServeOptions, io: { out: (s: str
   const config = loadConfig({ cwd: io.cwd, configFile: opts.config });
   const kernel = await createKernel(config);
   const dataDir = resolve(io.cwd, opts.data ?? resolve(config.rootDir, config.run.outDir, 'trainer-serve'));
-  const { engine, trainer }: { engine: Engine; trainer: Trainer } = opts.tokenizer !== undefined ? unigramStandin(resolve(io.cwd, opts.tokenizer)) : await configPair(kernel, config, dataDir);
+  if (opts.replies !== undefined && opts.tokenizer === undefined) throw new ClawGymError(ErrorCodes.USAGE, '--replies needs --tokenizer: the scripted replies are rendered in that model\'s tokens', { hint: 'Add --tokenizer <model folder> (its tokenizer.json and chat template), or leave --replies out: without --tokenizer the config\'s own engine samples.' });
+  const { engine, trainer }: { engine: Engine; trainer: Trainer } = opts.tokenizer !== undefined ? unigramStandin(resolve(io.cwd, opts.tokenizer), opts.replies === undefined ? undefined : resolve(io.cwd, opts.replies)) : await configPair(kernel, config, dataDir);
   const baseModel = opts.baseModel ?? 'embedded';
   const backend = (opts.backend ?? 'skyrl-fsdp') as TrainerBackend;
   if (!TRAINER_BACKENDS.includes(backend)) {
@@ -51,13 +53,32 @@ async function configPair(kernel: Awaited<ReturnType<typeof createKernel>>, conf
   return { engine, trainer };
 }
 
+const Turns = z.array(z.strictObject({
+  text: z.string().optional(),
+  thinking: z.string().optional(),
+  toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()) })).optional(),
+})).min(1);
+
+/** `--replies <file>`: the scripted turns `asample` answers (as `engine serve --replies` reads them). */
+function readReplies(file: string): ScriptedTurn[] {
+  let raw: unknown;
+  try { raw = JSON.parse(readFileSync(file, 'utf8')); } catch (e) {
+    throw new ClawGymError(ErrorCodes.USAGE, `--replies ${file}: ${messageOf(e)}`, { hint: 'Give a JSON file holding an array of turns, e.g. [{"text": "Done."}].' });
+  }
+  const parsed = Turns.safeParse(raw);
+  if (!parsed.success) throw new ClawGymError(ErrorCodes.USAGE, `--replies ${file} is not an array of turns: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { hint: 'Each turn is {text?, thinking?, toolCalls?: [{name, arguments}]}.' });
+  return parsed.data;
+}
+
 /**
  * `--tokenizer`: a unigram policy over that Hugging Face model's vocabulary (the
- * UnigramTrainer), sampled by the scripted engine in the model's tokens for `asample`: a trainer
- * that takes a real model's datums, prompts of tens of thousands of tokens, on a CPU.
+ * UnigramTrainer), sampled by the scripted engine in the model's tokens for `asample` (the turns
+ * of `--replies`, else one line): a trainer that takes a real model's datums, prompts of tens of
+ * thousands of tokens, on a CPU.
  */
-function unigramStandin(folder: string) {
+function unigramStandin(folder: string, replies?: string) {
+  const turns = replies === undefined ? [{ text: 'Hello from the ClawGym scripted engine.' }] : readReplies(replies);
   const model = loadChatModel(folder);
-  const engine = new UnigramScriptedEngine(repliesByTurn([{ text: 'Hello from the ClawGym scripted engine.' }]), model);
+  const engine = new UnigramScriptedEngine(repliesByTurn(turns), model);
   return { engine, trainer: new UnigramTrainer(model.tokenizer.vocabSize, AdamOptions.parse({})) };
 }
