@@ -28,6 +28,12 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
 };
 
 /**
+ * Every real harness whose CLI `scripts/install-harnesses.sh` installs (CI installs them all):
+ * the one list that tests and `bench:harness-overhead` enumerate. Its plugin is `plugins/harness-<name>`.
+ */
+export const REAL_HARNESSES: readonly string[] = Object.keys(LAYOUT);
+
+/**
  * The installed CLI of a real harness, or why it is not there. Tests that need one skip with
  * that reason on a user's machine — and fail in CI (`CI=true`), where nothing may skip.
  */

@@ -45,6 +45,21 @@ export const codexHarness: Harness = {
   name: 'codex',
   /** Main agent or side call, from recorded requests: see {@link classifyCodexCall}. */
   classifyCall: classifyCodexCall,
+  /**
+   * The oracle's calls with Codex's one local tool, `exec_command` (its shell runs in the
+   * workspace): files are read with `cat` and written with `printf`, every value single-quoted.
+   */
+  oracleCall(call) {
+    const a = call.arguments;
+    const sq = (s: unknown) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+    switch (call.name) {
+      case 'read_file': return { name: 'exec_command', arguments: { cmd: `cat -- ${sq(a.path)}` } };
+      case 'write_file': return { name: 'exec_command', arguments: { cmd: `printf '%s' ${sq(a.content)} > ${sq(a.path)}` } };
+      case 'list_files': return { name: 'exec_command', arguments: { cmd: `ls -1 -- ${sq(a.path ?? '.')}` } };
+      case 'bash': return { name: 'exec_command', arguments: { cmd: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-responses',
   cliPackage: '@openai/codex',
   async check(options) {

@@ -43,6 +43,17 @@ export const geminiCliHarness: Harness = {
   name: 'gemini-cli',
   /** Main agent or side call, from recorded requests: see {@link classifyGeminiCliCall}. */
   classifyCall: classifyGeminiCliCall,
+  /** The oracle's calls with Gemini CLI's tools (relative paths resolve in the workspace, its target directory). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read_file', arguments: { file_path: a.path } };
+      case 'write_file': return { name: 'write_file', arguments: { file_path: a.path, content: a.content } };
+      case 'list_files': return { name: 'list_directory', arguments: { dir_path: a.path ?? '.' } };
+      case 'bash': return { name: 'run_shell_command', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'gemini-generate-content',
   cliPackage: '@google/gemini-cli',
   async check(options) {

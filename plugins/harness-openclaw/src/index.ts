@@ -9,6 +9,17 @@ export const openClawHarness: Harness = {
   name: 'openclaw',
   /** Main agent or side call, from recorded requests: see {@link classifyOpenClawCall}. */
   classifyCall: classifyOpenClawCall,
+  /** The oracle's calls with OpenClaw's tools (relative paths resolve in `--cwd`, the workspace). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { path: a.path } };
+      case 'write_file': return { name: 'write', arguments: { path: a.path, content: a.content } };
+      case 'list_files': return { name: 'ls', arguments: { path: a.path ?? '.' } };
+      case 'bash': return { name: 'exec', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: 'openclaw',
   async check(options) {

@@ -62,6 +62,17 @@ export const openCodeHarness: Harness = {
   name: 'opencode',
   /** Main agent or side call, from recorded requests: see {@link classifyOpenCodeCall}. */
   classifyCall: classifyOpenCodeCall,
+  /** The oracle's calls with OpenCode's tools (relative paths resolve in the workspace, its cwd). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { filePath: a.path } };
+      case 'write_file': return { name: 'write', arguments: { filePath: a.path, content: a.content } };
+      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'bash': return { name: 'bash', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: 'opencode-ai',
   async check(options) {

@@ -60,6 +60,17 @@ export const piHarness: Harness = {
   name: 'pi',
   /** Main agent or side call: see {@link classifyPiCall}. */
   classifyCall: classifyPiCall,
+  /** The oracle's calls with Pi's tools (relative paths resolve in the workspace, its cwd). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { path: a.path } };
+      case 'write_file': return { name: 'write', arguments: { path: a.path, content: a.content } };
+      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'bash': return { name: 'bash', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: '@mariozechner/pi-coding-agent',
   async check(options) {

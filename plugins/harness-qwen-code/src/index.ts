@@ -31,6 +31,17 @@ export const qwenCodeHarness: Harness = {
   name: 'qwen-code',
   /** Main agent or side call, from recorded requests: see {@link classifyQwenCodeCall}. */
   classifyCall: classifyQwenCodeCall,
+  /** The oracle's calls with Qwen Code's tools (relative paths resolve in the workspace, its cwd). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read_file', arguments: { file_path: a.path } };
+      case 'write_file': return { name: 'write_file', arguments: { file_path: a.path, content: a.content } };
+      case 'list_files': return { name: 'run_shell_command', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'bash': return { name: 'run_shell_command', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: '@qwen-code/qwen-code',
   async check(options) {
