@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
@@ -69,7 +69,8 @@ export const codexHarness: Harness = {
     return installRootOf(parseWithSchema(CodexOptions, options, 'options of harness').bin);
   },
   version(options, run) {
-    return cliVersion([parseWithSchema(CodexOptions, options, 'options of harness').bin, '--version'], run);
+    const { bin } = parseWithSchema(CodexOptions, options, 'options of harness');
+    return installedCliVersion(bin, [bin, '--version'], run);
   },
   async run(ctx) {
     const inv = codexInvocation(ctx, parseWithSchema(CodexOptions, ctx.options, 'options of harness "codex"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyGeminiCliCall } from './classify';
 
 /** Per-rollout options of the Gemini CLI harness. */
@@ -65,7 +65,7 @@ export const geminiCliHarness: Harness = {
   },
   version(options, run) {
     const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
+    return installedCliVersion(o.bin, [...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = geminiInvocation(ctx, parseWithSchema(GeminiCliOptions, ctx.options, 'options of harness "gemini-cli"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyOpenClawCall } from './classify';
 import { OpenClawOptions, openClawInvocation } from './invocation';
 
@@ -32,7 +32,7 @@ export const openClawHarness: Harness = {
   version(options, run) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
     // As the rollout runs it (invocation.ts): a script under the given Node, an executable itself.
-    return cliVersion([...(/\.(c|m)?js$/.test(o.entry) ? [o.node] : []), o.entry, '--version'], run);
+    return installedCliVersion(o.entry, [...(/\.(c|m)?js$/.test(o.entry) ? [o.node] : []), o.entry, '--version'], run);
   },
   async run(ctx) {
     const options = parseWithSchema(OpenClawOptions, ctx.options, 'options of harness "openclaw"');

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyOpenCodeCall } from './classify';
 
 /** Per-rollout options of the OpenCode harness. */
@@ -82,7 +82,8 @@ export const openCodeHarness: Harness = {
     return installRootOf(parseWithSchema(OpenCodeOptions, options, 'options of harness').bin);
   },
   version(options, run) {
-    return cliVersion([parseWithSchema(OpenCodeOptions, options, 'options of harness').bin, '--version'], run);
+    const { bin } = parseWithSchema(OpenCodeOptions, options, 'options of harness');
+    return installedCliVersion(bin, [bin, '--version'], run);
   },
   async run(ctx) {
     const inv = openCodeInvocation(ctx, parseWithSchema(OpenCodeOptions, ctx.options, 'options of harness "opencode"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyPiCall } from './classify';
 
 /** Per-rollout options of the Pi harness. */
@@ -82,7 +82,7 @@ export const piHarness: Harness = {
   },
   version(options, run) {
     const o = parseWithSchema(PiOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
+    return installedCliVersion(o.bin, [...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = piInvocation(ctx, parseWithSchema(PiOptions, ctx.options, 'options of harness "pi"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
@@ -53,7 +53,7 @@ export const qwenCodeHarness: Harness = {
   },
   version(options, run) {
     const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
+    return installedCliVersion(o.bin, [...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = qwenInvocation(ctx, parseWithSchema(QwenCodeOptions, ctx.options, 'options of harness "qwen-code"'));
