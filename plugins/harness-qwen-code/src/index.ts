@@ -31,13 +31,19 @@ export const qwenCodeHarness: Harness = {
   name: 'qwen-code',
   /** Main agent or side call, from recorded requests: see {@link classifyQwenCodeCall}. */
   classifyCall: classifyQwenCodeCall,
-  /** The oracle's calls with Qwen Code's tools (relative paths resolve in the workspace, its cwd). */
+  /**
+   * The oracle's calls with Qwen Code's shell, `run_shell_command` (it runs in the workspace):
+   * its `read_file` and `write_file` refuse a relative path ("File path must be absolute"), and
+   * the oracle's paths are relative to a workspace it does not know. Files are read with `cat`
+   * and written with `printf`, every value single-quoted.
+   */
   oracleCall(call) {
     const a = call.arguments;
+    const sq = (s: unknown) => `'${String(s).replace(/'/g, `'\\''`)}'`;
     switch (call.name) {
-      case 'read_file': return { name: 'read_file', arguments: { file_path: a.path } };
-      case 'write_file': return { name: 'write_file', arguments: { file_path: a.path, content: a.content } };
-      case 'list_files': return { name: 'run_shell_command', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'read_file': return { name: 'run_shell_command', arguments: { command: `cat -- ${sq(a.path)}` } };
+      case 'write_file': return { name: 'run_shell_command', arguments: { command: `printf '%s' ${sq(a.content)} > ${sq(a.path)}` } };
+      case 'list_files': return { name: 'run_shell_command', arguments: { command: `ls -1 -- ${sq(a.path ?? '.')}` } };
       case 'bash': return { name: 'run_shell_command', arguments: { command: a.command } };
       default: return call;
     }
