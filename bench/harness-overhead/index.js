@@ -202,8 +202,12 @@ async function main() {
   console.log(`harness overhead: ${HARNESSES.join(', ')}; ${PAIRS} alternated pair(s) of ${ROLLOUTS} rollouts per side at concurrency 1 and 2`);
   const root = mkdtempSync(join(tmpdir(), 'bench-ho-bare-'));
   const results = [];
+  const failed = [];
   try {
-    for (const h of HARNESSES) { const r = await benchHarness(h, root); explain(r); results.push(r); }
+    for (const h of HARNESSES) {
+      // One CLI that fails (bare or through ClawGym) is reported, and the others still measured.
+      try { const r = await benchHarness(h, root); explain(r); results.push(r); } catch (e) { failed.push(h); console.log(`${h} FAILED: ${String(e.message ?? e).slice(0, 1500)}`); }
+    }
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -211,7 +215,8 @@ async function main() {
   const key = (n) => n.replace(/-/g, '_'); // RESULT keys are word characters: claude-code reads claude_code
   const per = results.map((r) => `${key(r.name)}_c1=${fmt(median(r.c1))} ${key(r.name)}_c2=${fmt(median(r.c2))}`).join(' ');
   const min = (c) => fmt(Math.min(...results.map((r) => median(r[c]))));
-  console.log(`RESULT harness-overhead harnesses=${results.length} min_ratio_c1=${min('c1')} min_ratio_c2=${min('c2')} zombies=${results.reduce((n, r) => n + r.orphans, 0)} ${per}`);
+  console.log(`RESULT harness-overhead harnesses=${results.length} min_ratio_c1=${min('c1')} min_ratio_c2=${min('c2')} zombies=${results.reduce((n, r) => n + r.orphans, 0)} ${per}${failed.length ? ` failed=${failed.join(',')}` : ''}`);
+  if (failed.length) process.exitCode = 1;
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });
