@@ -6,10 +6,11 @@
 // sides play the same two calls: write a file with the CLI's own write tool, then "Done.".
 //   npm run bench:harness-overhead [-- --rollouts N --pairs P --harnesses claude-code,codex]
 // Env: BENCH_HO_ROLLOUTS (default 6 per side and concurrency), BENCH_HO_PAIRS (2), BENCH_HO_HARNESSES
-// (default: every real harness the install script knows that is installed). The ClawGym side runs under a child subreaper and counts
-// the processes it left behind (zombies=). Ends with
-//   RESULT harness-overhead harnesses=N min_ratio_c1=… min_ratio_c2=… zombies=… <harness>_c1=… <harness>_c2=… (ratios: ClawGym's
-//   rollouts per minute over the bare CLI's; a harness's dashes read as underscores)
+// (default: every real harness the install script knows, core's REAL_HARNESSES, that is installed).
+// The ClawGym side runs under a child subreaper and counts the processes it left behind (zombies=).
+// Ends with
+//   RESULT harness-overhead harnesses=N min_ratio_c1=… min_ratio_c2=… zombies=… <harness>_c1=… <harness>_c2=… [failed=a,b]
+// (ratios: ClawGym's rollouts per minute over the bare CLI's; a harness's dashes read as underscores).
 const { spawn, spawnSync } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, readdirSync, rmSync, existsSync } = require('node:fs');
 const { tmpdir } = require('node:os');
