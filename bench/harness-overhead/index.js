@@ -17,7 +17,7 @@ const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
 
 const repo = join(__dirname, '..', '..');
-const { installedHarness, REAL_HARNESSES } = require(join(repo, 'core', 'dist', 'testing', 'harnesses.js'));
+const { installedHarness, installedHarnessOptions, REAL_HARNESSES } = require(join(repo, 'core', 'dist', 'testing', 'harnesses.js'));
 const { recordingSandbox } = require(join(repo, 'core', 'dist', 'testing', 'recording-sandbox.js'));
 const { scriptedServer } = require('./scripted-model');
 
@@ -150,8 +150,7 @@ const perMin = (n, ms) => (60_000 * n) / ms;
 
 async function benchHarness(name, root) {
   const harness = harnessOf(name);
-  const cli = installedHarness(name);
-  const options = { bin: cli.bin, ...(cli.node ? { node: cli.node } : {}) };
+  const options = installedHarnessOptions(name);
   const writeCall = harness.oracleCall({ name: 'write_file', arguments: { path: 'out.txt', content: 'hi' } });
   const server = await scriptedServer(writeCall);
   const inv = await invocationOf(harness, options, `http://127.0.0.1:${server.address().port}`);

@@ -13,7 +13,7 @@ export { fixtureCases, type FixtureCase } from './fixtures';
 export { makeTree, type TreeSpec } from './trees';
 export { recordingSandbox, type RecordingSandbox } from './recording-sandbox';
 export { startScriptedProxy } from './scripted-proxy';
-export { installedHarness, REAL_HARNESSES, harnessE2ePrerequisites, bubblewrapMissing, describeIf, outcomeWhenMissing, HARNESS_DIR } from './harnesses';
+export { installedHarness, installedHarnessOptions, REAL_HARNESSES, harnessE2ePrerequisites, bubblewrapMissing, describeIf, outcomeWhenMissing, HARNESS_DIR } from './harnesses';
 export { runHarnessOnce } from './harness-e2e';
 export { expectHarnessRollout, type E2eRun, type RolloutExpectation } from './harness-e2e-checks';
 export { recordedRequest, startRequestCapture, RECORDED_REQUESTS_DIR, type CapturedRequest } from './request-capture';
