@@ -23,7 +23,10 @@ export const openClawHarness: Harness = {
   wireFormat: 'openai-chat',
   cliPackage: 'openclaw',
   async check(options) {
-    return cliCheck(options, { name: 'OpenClaw', packageName: 'openclaw', missing: { reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' }, binInstall: 'bash scripts/install-harnesses.sh openclaw' });
+    // The CLI a config names is its `entry` (there is no `bin`): checked where it is; without a
+    // path, the `openclaw` package of the project.
+    const entry = typeof options?.entry === 'string' ? options.entry : '';
+    return cliCheck(entry.includes('/') ? { bin: entry } : {}, { name: 'OpenClaw', packageName: 'openclaw', missing: { reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' }, binInstall: 'bash scripts/install-harnesses.sh openclaw' });
   },
   hostPaths(options) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
