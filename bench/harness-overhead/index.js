@@ -4,21 +4,22 @@
 // proxy, records or grading) against ClawGym (`clawgym eval --engine oracle`: sandbox, proxy,
 // records, grading), at concurrency 1 and 2, in pairs whose order alternates, in one run. Both
 // sides play the same two calls: write a file with the CLI's own write tool, then "Done.".
-//   npm run bench:harness-overhead [-- --rollouts N --pairs P --harnesses claude-code,kilo,grok]
+//   npm run bench:harness-overhead [-- --rollouts N --pairs P --harnesses claude-code,codex]
 // Env: BENCH_HO_ROLLOUTS (default 6 per side and concurrency), BENCH_HO_PAIRS (2), BENCH_HO_HARNESSES
-// (the installed CLIs that play oracles). The ClawGym side runs under a child subreaper and counts
-// the processes it left behind (zombies=). Ends with
-//   RESULT harness-overhead harnesses=N min_ratio_c1=… min_ratio_c2=… zombies=… <harness>_c1=… <harness>_c2=… (ratios: ClawGym's
-//   rollouts per minute over the bare CLI's; a harness's dashes read as underscores)
+// (default: every real harness the install script knows, core's REAL_HARNESSES, that is installed).
+// The ClawGym side runs under a child subreaper and counts the processes it left behind (zombies=).
+// Ends with
+//   RESULT harness-overhead harnesses=N min_ratio_c1=… min_ratio_c2=… zombies=… <harness>_c1=… <harness>_c2=… [failed=a,b]
+// (ratios: ClawGym's rollouts per minute over the bare CLI's; a harness's dashes read as underscores).
 const { spawn, spawnSync } = require('node:child_process');
-const { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, rmSync, existsSync } = require('node:fs');
-const http = require('node:http');
+const { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, readdirSync, rmSync, existsSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
 
 const repo = join(__dirname, '..', '..');
-const { installedHarness } = require(join(repo, 'core', 'dist', 'testing', 'harnesses.js'));
+const { installedHarness, installedHarnessOptions, REAL_HARNESSES } = require(join(repo, 'core', 'dist', 'testing', 'harnesses.js'));
 const { recordingSandbox } = require(join(repo, 'core', 'dist', 'testing', 'recording-sandbox.js'));
+const { scriptedServer } = require('./scripted-model');
 
 const arg = (name, env, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -26,82 +27,36 @@ const arg = (name, env, dflt) => {
 };
 const ROLLOUTS = Number(arg('rollouts', 'BENCH_HO_ROLLOUTS', '6'));
 const PAIRS = Number(arg('pairs', 'BENCH_HO_PAIRS', '2'));
-/** The CLIs whose plugin maps the oracle's calls to its own tools (`oracleCall`), and their plugin. */
-const PLUGINS = { 'claude-code': 'harness-claude-code', kilo: 'harness-kilo', grok: 'harness-grok' };
-const HARNESSES = arg('harnesses', 'BENCH_HO_HARNESSES', Object.keys(PLUGINS).join(',')).split(',')
-  .filter((h) => PLUGINS[h] && !('missing' in installedHarness(h)));
+/**
+ * Every real harness the install script knows (core's REAL_HARNESSES, the list CI installs),
+ * played by its plugin, plugins/harness-<name>. One that is not installed, or whose plugin plays
+ * no oracle, is named and left out; `--harnesses` picks some.
+ */
+const pluginDir = (name) => join(repo, 'plugins', `harness-${name}`, 'dist', 'index.js');
+const ASKED = arg('harnesses', 'BENCH_HO_HARNESSES', REAL_HARNESSES.join(',')).split(',').filter(Boolean);
+const LEFT_OUT = [];
+const HARNESSES = ASKED.filter((h) => {
+  const cli = installedHarness(h);
+  if ('missing' in cli) { LEFT_OUT.push(`${h} (${cli.missing})`); return false; }
+  if (!existsSync(pluginDir(h))) { LEFT_OUT.push(`${h} (no built plugin at ${pluginDir(h)}: npm run build)`); return false; }
+  if (typeof harnessOf(h).oracleCall !== 'function') { LEFT_OUT.push(`${h} (its plugin plays no oracle: no oracleCall)`); return false; }
+  return true;
+});
 
 /** The harness object a plugin package exports. */
 function harnessOf(name) {
-  const mod = require(join(repo, 'plugins', PLUGINS[name], 'dist', 'index.js'));
+  const mod = require(pluginDir(name));
   return Object.values(mod).find((v) => v && typeof v === 'object' && v.name === name && typeof v.run === 'function');
 }
 
-// ---- the bare side: a scripted model server speaking the CLI's format, and the CLI started here.
-
-const hasToolResult = (body) => (body.messages ?? []).some((m) => m.role === 'tool'
-  || (Array.isArray(m.content) && m.content.some((b) => b && b.type === 'tool_result')));
-
-function sseAnthropic(res, model, call) {
-  const ev = (type, d) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...d })}\n\n`);
-  ev('message_start', { message: { id: 'msg_b', type: 'message', role: 'assistant', model, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 0 } } });
-  if (call) {
-    ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_b1', name: call.name, input: {} } });
-    ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.arguments) } });
-  } else {
-    ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
-    ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Done.' } });
-  }
-  ev('content_block_stop', { index: 0 });
-  ev('message_delta', { delta: { stop_reason: call ? 'tool_use' : 'end_turn' }, usage: { output_tokens: 5 } });
-  ev('message_stop', {});
-  res.end();
-}
-
-function chatReply(res, body, call) {
-  const message = call ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_b1', type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] } : { role: 'assistant', content: 'Done.' };
-  const finish = call ? 'tool_calls' : 'stop';
-  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
-  if (!body.stream) {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'c_b', object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const chunk = (delta, finishReason, u) => res.write(`data: ${JSON.stringify({ id: 'c_b', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...(u ? { usage: u } : {}) })}\n\n`);
-  chunk(call ? { role: 'assistant', tool_calls: [{ index: 0, ...message.tool_calls[0] }] } : { role: 'assistant', content: 'Done.' }, null);
-  chunk({}, finish, usage);
-  res.end('data: [DONE]\n\n');
-}
-
-/** A model server answering the first call with `writeCall` and any later one with "Done.". */
-function scriptedServer(writeCall) {
-  const server = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (d) => { text += d; });
-    req.on('end', () => {
-      let body = {};
-      try { body = JSON.parse(text || '{}'); } catch { /* not JSON */ }
-      const call = hasToolResult(body) ? undefined : writeCall;
-      if (req.method === 'POST' && req.url.includes('/messages') && !req.url.includes('count_tokens')) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        sseAnthropic(res, body.model, call);
-      } else if (req.method === 'POST' && req.url.includes('/chat/completions')) {
-        chatReply(res, body, call);
-      } else {
-        res.writeHead(req.method === 'HEAD' ? 200 : 404, { 'content-type': 'application/json' });
-        res.end(req.method === 'HEAD' ? '' : '{}');
-      }
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+// ---- the bare side: a scripted model server speaking the CLI's format (scripted-model.js), and the CLI started here.
 
 /** How the plugin starts the CLI: its files, argv and environment, from a recording sandbox. */
 async function invocationOf(harness, options, baseUrl) {
   const sandbox = recordingSandbox();
   await harness.run({ sandbox, endpoint: { baseUrl, apiKey: 'bench-key', model: 'policy' }, instruction: 'Create out.txt containing hi', timeoutMs: 120_000, signal: new AbortController().signal, options });
   const run = sandbox.execs[sandbox.execs.length - 1];
+  await sandbox.destroy();
   return { files: [...sandbox.files], argv: run.argv, env: run.options.env ?? {}, home: sandbox.homePath, workspace: sandbox.workspacePath };
 }
 
@@ -168,7 +123,24 @@ function clawgymRun(dir, n, c, tag) {
   const evalJson = JSON.parse(readFileSync(join(dir, 'runs', tag, 'eval.json'), 'utf8'));
   const failed = evalJson.rollouts.filter((x) => !x.pass);
   if (failed.length) throw new Error(`clawgym eval: ${failed.length} rollout(s) did not pass: ${failed[0].details}`);
-  return { wall, rollouts: evalJson.rollouts, orphans };
+  return { wall, rollouts: evalJson.rollouts, orphans, proxyMs: proxyMsOf(join(dir, 'runs', tag, 'calls')) };
+}
+
+/**
+ * The proxy's milliseconds per call, from the call records (request received to response ended:
+ * parsing, rendering, the prefix ledger, the scripted engine's instant reply, the record written).
+ */
+function proxyMsOf(callsDir) {
+  if (!existsSync(callsDir)) return [];
+  const ms = [];
+  for (const f of readdirSync(callsDir).filter((n) => n.endsWith('.jsonl'))) {
+    for (const line of readFileSync(join(callsDir, f), 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const t = JSON.parse(line).timings;
+      if (t) ms.push(t.finishedAt - t.receivedAt);
+    }
+  }
+  return ms;
 }
 
 // ---- the run
@@ -178,13 +150,12 @@ const perMin = (n, ms) => (60_000 * n) / ms;
 
 async function benchHarness(name, root) {
   const harness = harnessOf(name);
-  const cli = installedHarness(name);
-  const options = { bin: cli.bin, ...(cli.node ? { node: cli.node } : {}) };
+  const options = installedHarnessOptions(name);
   const writeCall = harness.oracleCall({ name: 'write_file', arguments: { path: 'out.txt', content: 'hi' } });
   const server = await scriptedServer(writeCall);
   const inv = await invocationOf(harness, options, `http://127.0.0.1:${server.address().port}`);
   const project = clawgymProject(name, options);
-  const out = { name, c1: [], c2: [], phases: [], bareMs: [], orphans: 0 };
+  const out = { name, c1: [], c2: [], phases: [], bareMs: [], proxyMs: [], orphans: 0 };
   let run = 0;
   try {
     for (let p = 0; p < PAIRS; p++) {
@@ -200,7 +171,8 @@ async function benchHarness(name, root) {
             const r = clawgymRun(project, ROLLOUTS, c, `r${run}`);
             rate.clawgym = perMin(ROLLOUTS, r.wall);
             out.orphans += r.orphans;
-            out.phases.push(...r.rollouts.map((x) => ({ ...x.phases, durationMs: x.durationMs })));
+            out.phases.push(...r.rollouts.map((x) => ({ ...x.phases, durationMs: x.durationMs, calls: x.calls })));
+            out.proxyMs.push(...r.proxyMs);
           }
         }
         run++;
@@ -217,18 +189,25 @@ async function benchHarness(name, root) {
 
 function explain(r) {
   const m = (k) => median(r.phases.map((x) => x[k] ?? 0));
-  const bare = median(r.bareMs);
   const dur = m('durationMs');
-  console.log(`${r.name}: a rollout takes ${dur} ms through ClawGym (median) against ${bare} ms bare; ClawGym's own part: sandbox ${m('sandboxMs')} ms, task setup ${m('setupMs')} ms, grading ${m('verifyMs')} ms, harness with the proxy and records ${m('harnessMs')} ms (the CLI's own time included), the rest ${Math.max(0, dur - m('sandboxMs') - m('setupMs') - m('harnessMs') - m('verifyMs'))} ms`);
+  const proxy = r.proxyMs.length ? median(r.proxyMs) : 0;
+  const calls = m('calls');
+  const known = m('sandboxMs') + m('setupMs') + m('harnessMs') + m('recordsMs') + m('verifyMs');
+  console.log(`${r.name}: a rollout takes ${dur} ms through ClawGym (median) against ${median(r.bareMs)} ms bare. ClawGym's own part: sandbox ${m('sandboxMs')} ms, task setup ${m('setupMs')} ms, proxy ${proxy} ms a call × ${calls} calls (inside the harness's ${m('harnessMs')} ms, the CLI's own time the rest of it), records ${m('recordsMs')} ms, grading ${m('verifyMs')} ms, the rest (sandbox teardown) ${Math.max(0, dur - known)} ms; no tree (eval builds none)`);
 }
 
 async function main() {
-  if (!HARNESSES.length) { console.error(`no CLI to measure: install one (scripts/install-harnesses.sh ${Object.keys(PLUGINS).join(' ')})`); process.exit(1); }
+  for (const l of LEFT_OUT) console.log(`left out: ${l}`);
+  if (!HARNESSES.length) { console.error(`no CLI to measure: install one (scripts/install-harnesses.sh ${ASKED.join(' ')})`); process.exit(1); }
   console.log(`harness overhead: ${HARNESSES.join(', ')}; ${PAIRS} alternated pair(s) of ${ROLLOUTS} rollouts per side at concurrency 1 and 2`);
   const root = mkdtempSync(join(tmpdir(), 'bench-ho-bare-'));
   const results = [];
+  const failed = [];
   try {
-    for (const h of HARNESSES) { const r = await benchHarness(h, root); explain(r); results.push(r); }
+    for (const h of HARNESSES) {
+      // One CLI that fails (bare or through ClawGym) is reported, and the others still measured.
+      try { const r = await benchHarness(h, root); explain(r); results.push(r); } catch (e) { failed.push(h); console.log(`${h} FAILED: ${String(e.message ?? e).slice(0, 1500)}`); }
+    }
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -236,7 +215,8 @@ async function main() {
   const key = (n) => n.replace(/-/g, '_'); // RESULT keys are word characters: claude-code reads claude_code
   const per = results.map((r) => `${key(r.name)}_c1=${fmt(median(r.c1))} ${key(r.name)}_c2=${fmt(median(r.c2))}`).join(' ');
   const min = (c) => fmt(Math.min(...results.map((r) => median(r[c]))));
-  console.log(`RESULT harness-overhead harnesses=${results.length} min_ratio_c1=${min('c1')} min_ratio_c2=${min('c2')} zombies=${results.reduce((n, r) => n + r.orphans, 0)} ${per}`);
+  console.log(`RESULT harness-overhead harnesses=${results.length} min_ratio_c1=${min('c1')} min_ratio_c2=${min('c2')} zombies=${results.reduce((n, r) => n + r.orphans, 0)} ${per}${failed.length ? ` failed=${failed.join(',')}` : ''}`);
+  if (failed.length) process.exitCode = 1;
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

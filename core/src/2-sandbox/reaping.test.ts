@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { bubblewrapMissing, describeIf, removeTempProjects, tempProject } from '../testing';
 import { PERL } from './machine';
 
@@ -29,11 +29,27 @@ afterAll(removeTempProjects);
 const missing = bubblewrapMissing() ?? (process.getuid?.() !== 0 ? 'the sandbox holder needs root' : undefined)
   ?? (existsSync(PERL) ? undefined : `perl is not at ${PERL}`);
 
+// agentloop talks to the proxy's socket itself; every real CLI (bench:harness-overhead's) reaches
+// it over TCP, through the holder's forwarder, one process per connection. The second harness is
+// agentloop made to go that way.
+const TCP_AGENTLOOP = `import { agentLoopHarness, agentLoopInvocation, AGENTLOOP_BIN } from '@clawgym/harness-agentloop';
+import { harnessResult } from '@clawgym/core';
+const viaTcp = { ...agentLoopHarness, name: 'agentloop-tcp', async run(ctx) {
+  const inv = agentLoopInvocation({ ...ctx, sandbox: { ...ctx.sandbox, modelSocketPath: undefined } }, { maxTurns: 16, node: 'node', bin: AGENTLOOP_BIN });
+  if (inv.env.CLAWGYM_MODEL_SOCKET) throw new Error('not over TCP');
+  return harnessResult(await ctx.sandbox.exec(inv.argv, { env: inv.env, stdin: '', timeoutMs: ctx.timeoutMs, signal: ctx.signal }));
+} };
+const plugin = { name: 'test:agentloop-tcp', apply(api) { api.provide.harness(viaTcp); } };
+`;
+
 describeIf(missing, 'processes the local sandbox leaves behind', () => {
-  it('after `clawgym eval` in bubblewrap sandboxes with holders, no process is left for init to reap', () => {
+  it.each([
+    ['agentloop (the proxy socket)', '', "'agentloop'"],
+    ['a harness over TCP through the forwarder, as the real CLIs', TCP_AGENTLOOP, "'agentloop-tcp'"],
+  ])('after `clawgym eval` in bubblewrap sandboxes with holders, %s: no process is left for init to reap', (_what, preamble, harness) => {
     const dir = tempProject({
-      'clawgym.config.mjs': `export default {
-  harnesses: [{ use: 'agentloop' }], tasks: [{ use: 'builtin', options: { families: ['vocab-upper', 'shell'] } }],
+      'clawgym.config.mjs': `${preamble}export default {
+  ${preamble ? 'plugins: [plugin], ' : ''}harnesses: [${harness}], tasks: [{ use: 'builtin', options: { families: ['vocab-upper', 'shell'] } }],
   run: { concurrency: 2, rolloutTimeoutMs: 60000 },
 };\n`,
     }, 'clawgym-reaping-');
@@ -43,5 +59,10 @@ describeIf(missing, 'processes the local sandbox leaves behind', () => {
     expect(first).toBe('rc 0');
     // Before: the spawner helper ("MainThread"), each holder ("perl") and the probe's bubblewrap init, as zombies.
     expect(orphans).toEqual([]);
+    // Every rollout ran (and passed): the harness really made its calls, over TCP for the second.
+    const runs = readdirSync(join(dir, 'runs'));
+    const evalJson = JSON.parse(readFileSync(join(dir, 'runs', runs[0]!, 'eval.json'), 'utf8')) as { rollouts: { pass: boolean | null; calls: number }[] };
+    expect(evalJson.rollouts.map((x) => x.pass)).toEqual([true, true, true, true]);
+    expect(Math.min(...evalJson.rollouts.map((x) => x.calls))).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -1,7 +1,8 @@
 import type { CanonicalConversation } from '../contracts/messages';
 import type { CommandRunner, HarnessRunResult } from '../contracts/harness';
 import type { ExecResult } from '../contracts/sandbox';
-import { sep } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 
 /**
  * The install folder of a CLI given by an absolute path inside an npm prefix — the folder above
@@ -61,4 +62,35 @@ export async function cliVersion(argv: readonly string[], run?: CommandRunner): 
   } finally {
     await rm(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * The version of the npm package a CLI was installed from, read from the `package.json` of the
+ * package that holds `bin` (links followed): undefined for a CLI outside `node_modules` (found on
+ * PATH, built by hand) or a package that names none. Unlike {@link cliVersion} it starts nothing:
+ * a Node CLI's `--version` is a whole start-up (16 s for Gemini CLI on a busy two-core machine),
+ * which a rollout's records waited for when it outlasted the rollout.
+ */
+export function npmPackageVersion(bin: string | undefined): string | undefined {
+  if (!bin || !bin.startsWith('/')) return undefined;
+  let dir: string;
+  try { dir = dirname(realpathSync(bin)); } catch { return undefined; }
+  if (!dir.includes(`${sep}node_modules${sep}`)) return undefined;
+  for (; dir.includes(`${sep}node_modules${sep}`) && !dir.endsWith(`${sep}node_modules`); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    try {
+      const p = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+      if (typeof p.name === 'string' && typeof p.version === 'string') return VERSION.exec(p.version)?.[0];
+    } catch { return undefined; }
+  }
+  return undefined;
+}
+
+/**
+ * An npm-installed CLI's version: its package's (see {@link npmPackageVersion}) where `bin` lies
+ * in one and nothing runs it elsewhere, else what `argv` (`<cli> --version`) prints, as {@link cliVersion}.
+ */
+export async function installedCliVersion(bin: string | undefined, argv: readonly string[], run?: CommandRunner): Promise<string | undefined> {
+  return (!run && npmPackageVersion(bin)) || cliVersion(argv, run);
 }

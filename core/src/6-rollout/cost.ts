@@ -36,7 +36,7 @@ export function rolloutCost(r: RolloutReport): RolloutCost {
     engineMs += Math.max(0, c.timings.finishedAt - c.timings.receivedAt);
   }
   const p = r.phases ?? {};
-  const sandboxMs = (p.sandboxMs ?? 0) + (p.setupMs ?? 0) + (p.harnessMs ?? 0) + (p.verifyMs ?? 0);
+  const sandboxMs = (p.sandboxMs ?? 0) + (p.setupMs ?? 0) + (p.harnessMs ?? 0) + (p.recordsMs ?? 0) + (p.verifyMs ?? 0);
   return {
     sandboxSeconds: (sandboxMs || r.durationMs) / 1000,
     ...(r.usage?.cpuSeconds !== undefined ? { cpuSeconds: r.usage.cpuSeconds } : {}),

@@ -100,6 +100,11 @@ describeIf(ns.ok ? undefined : ns.reason, 'rollout runner (real processes in net
     const [report] = await runner(placing).run([{ rolloutId: 'final-1', step: 1, task, harness: agent }]);
     expect(report).toMatchObject({ outcome: 'ok', reward: 1 });
     expect(asked).toEqual(['/root/.openclaw/workspace']);
+    // Where its milliseconds went, each step apart (bench:harness-overhead prints them): reading the
+    // call records is its own phase, not counted as grading.
+    expect(Object.keys(report!.phases ?? {})).toEqual(['sandboxMs', 'setupMs', 'harnessMs', 'recordsMs', 'verifyMs']);
+    const phases = Object.values(report!.phases ?? {}) as number[];
+    expect(phases.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(report!.durationMs);
     expect(seen?.sandbox).toBeDefined();
     expect(seen?.finalMessage).toBe('The answer is 42.');
     expect(seen?.conversation?.map((m) => m.role)).toEqual(['user', 'assistant']);

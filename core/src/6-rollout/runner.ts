@@ -50,7 +50,12 @@ export interface RolloutReport extends RolloutResult {
 }
 
 /** Where a rollout's time went: sandbox creation, task setup, the harness, verification. */
-export interface RolloutPhases { sandboxMs?: number; setupMs?: number; harnessMs?: number; verifyMs?: number }
+/**
+ * Where a rollout's milliseconds went: creating the sandbox, the task's setup, the harness's run
+ * (the CLI, with the proxy answering its calls), closing the proxy session and reading its call
+ * records (with the fingerprint), and grading.
+ */
+export interface RolloutPhases { sandboxMs?: number; setupMs?: number; harnessMs?: number; recordsMs?: number; verifyMs?: number }
 
 /** Default start-up limit: generous, since a CLI may install or index before its first call. */
 export const DEFAULT_STARTUP_TIMEOUT_MS = 300_000;
@@ -251,6 +256,7 @@ export class RolloutRunner {
           cliVersion: await version, paths: [box.workspacePath, box.homePath, box.workspaceHostPath],
         });
       }
+      phases.recordsMs = lap();
       if (signal?.aborted) throw new InfraError('cancelled', 'cancelled');
       if (startupExpired || (result.timedOut && firstCallAt === undefined)) {
         throw new InfraError('harness-start', `the harness made no model call within ${startupExpired ? `the start-up limit of ${startupMs} ms` : `its time limit of ${timeoutMs} ms`}: stuck before its first call (raise run.startupTimeoutMs if it needs longer to start): ${result.logTail.trim().split('\n').slice(-3).join(' | ')}`);

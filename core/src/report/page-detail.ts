@@ -46,7 +46,7 @@ export function treeHtml(t: any, texts: string[] | undefined): string {
 export function detailHtml(d: any): string {
   const e = d.entry;
   const ph = e.phases || {};
-  const phases = ['sandboxMs', 'setupMs', 'harnessMs', 'verifyMs'].filter((k) => ph[k] !== undefined).map((k) => `${k.replace('Ms', '')} ${ph[k]} ms`).join(', ');
+  const phases = ['sandboxMs', 'setupMs', 'harnessMs', 'recordsMs', 'verifyMs'].filter((k) => ph[k] !== undefined).map((k) => `${k.replace('Ms', '')} ${ph[k]} ms`).join(', ');
   return `<h2>${esc(e.rolloutId)} <a href="#" id="close">close</a></h2>`
     + `<table class="facts"><tr><td>step</td><td>${e.step}</td><td>task</td><td>${esc(e.taskId)} (${esc(e.category)})</td><td>harness</td><td>${esc(e.harness)}</td></tr>`
     + `<tr><td>outcome</td><td>${esc(e.outcome)}${e.infraClass ? ` (${esc(e.infraClass)})` : ''}</td><td>reward</td><td>${fmt(e.reward)}</td><td>pass</td><td>${e.pass === null ? 'not scored' : e.pass ? 'passed' : 'failed'}</td></tr>`

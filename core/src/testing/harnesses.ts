@@ -12,9 +12,10 @@ export const HARNESS_DIR = process.env.CLAWGYM_HARNESS_DIR ?? resolve(__dirname,
 /** The Node 24 the install script shares between the CLIs that are Node scripts. */
 const NODE24 = 'node24/node_modules/node/bin/node';
 
-const LAYOUT: Record<string, { bin: string; node?: string }> = {
+const LAYOUT: Record<string, { bin: string; node?: string; binOption?: string }> = {
   'claude-code': { bin: 'claude-code/node_modules/.bin/claude' },
-  openclaw: { bin: 'openclaw/node_modules/openclaw/openclaw.mjs', node: NODE24 },
+  // Its plugin names the script `entry`.
+  openclaw: { bin: 'openclaw/node_modules/openclaw/openclaw.mjs', node: NODE24, binOption: 'entry' },
   codex: { bin: 'codex/node_modules/.bin/codex' },
   // Qwen Code >= 0.16 needs Node >= 22: its entry runs under the shared Node 24.
   'qwen-code': { bin: 'qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js', node: NODE24 },
@@ -35,6 +36,12 @@ const LAYOUT: Record<string, { bin: string; node?: string }> = {
 };
 
 /**
+ * Every real harness whose CLI `scripts/install-harnesses.sh` installs (CI installs them all):
+ * the one list that tests and `bench:harness-overhead` enumerate. Its plugin is `plugins/harness-<name>`.
+ */
+export const REAL_HARNESSES: readonly string[] = Object.keys(LAYOUT);
+
+/**
  * The installed CLI of a real harness, or why it is not there. Tests that need one skip with
  * that reason on a user's machine — and fail in CI (`CI=true`), where nothing may skip.
  */
@@ -47,6 +54,16 @@ export function installedHarness(name: keyof typeof LAYOUT | string): { bin: str
     return { missing: `${name} is not installed in ${HARNESS_DIR}: run scripts/install-harnesses.sh ${name}` };
   }
   return { bin, node };
+}
+
+/**
+ * The options that point a harness's plugin at its installed CLI (`bin`, or `entry` for OpenClaw,
+ * and `node` where the CLI runs under the shared Node 24), or undefined when it is not installed.
+ */
+export function installedHarnessOptions(name: string): Record<string, string> | undefined {
+  const cli = installedHarness(name);
+  if ('missing' in cli) return undefined;
+  return { [LAYOUT[name]!.binOption ?? 'bin']: cli.bin, ...(cli.node ? { node: cli.node } : {}) };
 }
 
 /**

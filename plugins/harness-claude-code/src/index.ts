@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyClaudeCodeCall } from './classify';
 import { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 
@@ -20,7 +20,8 @@ export const claudeCodeHarness: Harness = {
     return installRootOf(parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin);
   },
   version(options, run) {
-    return cliVersion([parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"').bin, '--version'], run);
+    const { bin } = parseWithSchema(ClaudeCodeOptions, options, 'options of harness "claude-code"');
+    return installedCliVersion(bin, [bin, '--version'], run);
   },
   /** Main agent, subagent, title, memory and other side calls: see {@link classifyClaudeCodeCall}. */
   classifyCall: classifyClaudeCodeCall,

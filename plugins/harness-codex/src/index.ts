@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
@@ -45,6 +45,21 @@ export const codexHarness: Harness = {
   name: 'codex',
   /** Main agent or side call, from recorded requests: see {@link classifyCodexCall}. */
   classifyCall: classifyCodexCall,
+  /**
+   * The oracle's calls with Codex's one local tool, `exec_command` (its shell runs in the
+   * workspace): files are read with `cat` and written with `printf`, every value single-quoted.
+   */
+  oracleCall(call) {
+    const a = call.arguments;
+    const sq = (s: unknown) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+    switch (call.name) {
+      case 'read_file': return { name: 'exec_command', arguments: { cmd: `cat -- ${sq(a.path)}` } };
+      case 'write_file': return { name: 'exec_command', arguments: { cmd: `printf '%s' ${sq(a.content)} > ${sq(a.path)}` } };
+      case 'list_files': return { name: 'exec_command', arguments: { cmd: `ls -1 -- ${sq(a.path ?? '.')}` } };
+      case 'bash': return { name: 'exec_command', arguments: { cmd: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-responses',
   cliPackage: '@openai/codex',
   async check(options) {
@@ -54,7 +69,8 @@ export const codexHarness: Harness = {
     return installRootOf(parseWithSchema(CodexOptions, options, 'options of harness').bin);
   },
   version(options, run) {
-    return cliVersion([parseWithSchema(CodexOptions, options, 'options of harness').bin, '--version'], run);
+    const { bin } = parseWithSchema(CodexOptions, options, 'options of harness');
+    return installedCliVersion(bin, [bin, '--version'], run);
   },
   async run(ctx) {
     const inv = codexInvocation(ctx, parseWithSchema(CodexOptions, ctx.options, 'options of harness "codex"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyGeminiCliCall } from './classify';
 
 /** Per-rollout options of the Gemini CLI harness. */
@@ -43,6 +43,17 @@ export const geminiCliHarness: Harness = {
   name: 'gemini-cli',
   /** Main agent or side call, from recorded requests: see {@link classifyGeminiCliCall}. */
   classifyCall: classifyGeminiCliCall,
+  /** The oracle's calls with Gemini CLI's tools (relative paths resolve in the workspace, its target directory). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read_file', arguments: { file_path: a.path } };
+      case 'write_file': return { name: 'write_file', arguments: { file_path: a.path, content: a.content } };
+      case 'list_files': return { name: 'list_directory', arguments: { dir_path: a.path ?? '.' } };
+      case 'bash': return { name: 'run_shell_command', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'gemini-generate-content',
   cliPackage: '@google/gemini-cli',
   async check(options) {
@@ -54,7 +65,7 @@ export const geminiCliHarness: Harness = {
   },
   version(options, run) {
     const o = parseWithSchema(GeminiCliOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
+    return installedCliVersion(o.bin, [...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = geminiInvocation(ctx, parseWithSchema(GeminiCliOptions, ctx.options, 'options of harness "gemini-cli"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyKiloCall } from './classify';
 
 /** Per-rollout options of the Kilo Code harness. */
@@ -82,7 +82,8 @@ export const kiloHarness: Harness = {
     return installRootOf(parseWithSchema(KiloOptions, options, 'options of harness').bin);
   },
   version(options, run) {
-    return cliVersion([parseWithSchema(KiloOptions, options, 'options of harness').bin, '--version'], run);
+    const { bin } = parseWithSchema(KiloOptions, options, 'options of harness');
+    return installedCliVersion(bin, [bin, '--version'], run);
   },
   /**
    * The oracle's calls with Kilo's tools (OpenCode's). Relative paths work: Kilo resolves them

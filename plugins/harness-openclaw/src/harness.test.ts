@@ -1,4 +1,7 @@
 import { recordingSandbox as makeRecordingSandbox, createTestKernel, type RecordingSandbox } from '@clawgym/core/testing';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import openclaw from './index';
 
 // Each recording sandbox has a temp folder; destroy them all at the end.
@@ -45,5 +48,20 @@ describe('openclaw harness', () => {
       endpoint, instruction: 'x', timeoutMs: 1000, signal: new AbortController().signal, options: {},
     });
     expect(result.timedOut).toBe(true);
+  });
+
+  it('finds the CLI a config names by its entry, as the rollouts run it (a bin key is not an option of OpenClaw)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openclaw-check-'));
+    try {
+      const entry = join(dir, 'openclaw.mjs');
+      writeFileSync(entry, '#!/usr/bin/env node\n');
+      chmodSync(entry, 0o755);
+      const kernel = await createTestKernel({ plugins: [openclaw()] });
+      const harness = kernel.registry.get('harness', 'openclaw');
+      await expect(harness.check({ entry, node: process.execPath })).resolves.toMatchObject({ ok: true });
+      const gone = await harness.check({ entry: join(dir, 'missing.mjs'), node: process.execPath });
+      expect(gone).toMatchObject({ ok: false });
+      expect(gone.reason).toContain('missing.mjs');
+    } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 });

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyOpenClawCall } from './classify';
 import { OpenClawOptions, openClawInvocation } from './invocation';
 
@@ -9,10 +9,24 @@ export const openClawHarness: Harness = {
   name: 'openclaw',
   /** Main agent or side call, from recorded requests: see {@link classifyOpenClawCall}. */
   classifyCall: classifyOpenClawCall,
+  /** The oracle's calls with OpenClaw's tools (relative paths resolve in `--cwd`, the workspace). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { path: a.path } };
+      case 'write_file': return { name: 'write', arguments: { path: a.path, content: a.content } };
+      case 'list_files': return { name: 'ls', arguments: { path: a.path ?? '.' } };
+      case 'bash': return { name: 'exec', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: 'openclaw',
   async check(options) {
-    return cliCheck(options, { name: 'OpenClaw', packageName: 'openclaw', missing: { reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' }, binInstall: 'bash scripts/install-harnesses.sh openclaw' });
+    // The CLI a config names is its `entry` (there is no `bin`): checked where it is; without a
+    // path, the `openclaw` package of the project.
+    const entry = typeof options?.entry === 'string' ? options.entry : '';
+    return cliCheck(entry.includes('/') ? { bin: entry } : {}, { name: 'OpenClaw', packageName: 'openclaw', missing: { reason: 'OpenClaw is not installed: npm i -D openclaw node@24 (it needs Node ≥ 24.16, which the npm node package ships)', install: 'npm i -D openclaw node@24' }, binInstall: 'bash scripts/install-harnesses.sh openclaw' });
   },
   hostPaths(options) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
@@ -21,7 +35,7 @@ export const openClawHarness: Harness = {
   version(options, run) {
     const o = parseWithSchema(OpenClawOptions, options, 'options of harness "openclaw"');
     // As the rollout runs it (invocation.ts): a script under the given Node, an executable itself.
-    return cliVersion([...(/\.(c|m)?js$/.test(o.entry) ? [o.node] : []), o.entry, '--version'], run);
+    return installedCliVersion(o.entry, [...(/\.(c|m)?js$/.test(o.entry) ? [o.node] : []), o.entry, '--version'], run);
   },
   async run(ctx) {
     const options = parseWithSchema(OpenClawOptions, ctx.options, 'options of harness "openclaw"');

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyOpenCodeCall } from './classify';
 
 /** Per-rollout options of the OpenCode harness. */
@@ -62,6 +62,17 @@ export const openCodeHarness: Harness = {
   name: 'opencode',
   /** Main agent or side call, from recorded requests: see {@link classifyOpenCodeCall}. */
   classifyCall: classifyOpenCodeCall,
+  /** The oracle's calls with OpenCode's tools (relative paths resolve in the workspace, its cwd). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { filePath: a.path } };
+      case 'write_file': return { name: 'write', arguments: { filePath: a.path, content: a.content } };
+      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'bash': return { name: 'bash', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: 'opencode-ai',
   async check(options) {
@@ -71,7 +82,8 @@ export const openCodeHarness: Harness = {
     return installRootOf(parseWithSchema(OpenCodeOptions, options, 'options of harness').bin);
   },
   version(options, run) {
-    return cliVersion([parseWithSchema(OpenCodeOptions, options, 'options of harness').bin, '--version'], run);
+    const { bin } = parseWithSchema(OpenCodeOptions, options, 'options of harness');
+    return installedCliVersion(bin, [bin, '--version'], run);
   },
   async run(ctx) {
     const inv = openCodeInvocation(ctx, parseWithSchema(OpenCodeOptions, ctx.options, 'options of harness "opencode"'));

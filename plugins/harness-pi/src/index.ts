@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyPiCall } from './classify';
 
 /** Per-rollout options of the Pi harness. */
@@ -60,6 +60,17 @@ export const piHarness: Harness = {
   name: 'pi',
   /** Main agent or side call: see {@link classifyPiCall}. */
   classifyCall: classifyPiCall,
+  /** The oracle's calls with Pi's tools (relative paths resolve in the workspace, its cwd). */
+  oracleCall(call) {
+    const a = call.arguments;
+    switch (call.name) {
+      case 'read_file': return { name: 'read', arguments: { path: a.path } };
+      case 'write_file': return { name: 'write', arguments: { path: a.path, content: a.content } };
+      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'bash': return { name: 'bash', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: '@mariozechner/pi-coding-agent',
   async check(options) {
@@ -71,7 +82,7 @@ export const piHarness: Harness = {
   },
   version(options, run) {
     const o = parseWithSchema(PiOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
+    return installedCliVersion(o.bin, [...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = piInvocation(ctx, parseWithSchema(PiOptions, ctx.options, 'options of harness "pi"'));

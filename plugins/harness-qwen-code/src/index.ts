@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
@@ -31,6 +31,23 @@ export const qwenCodeHarness: Harness = {
   name: 'qwen-code',
   /** Main agent or side call, from recorded requests: see {@link classifyQwenCodeCall}. */
   classifyCall: classifyQwenCodeCall,
+  /**
+   * The oracle's calls with Qwen Code's shell, `run_shell_command` (it runs in the workspace):
+   * its `read_file` and `write_file` refuse a relative path ("File path must be absolute"), and
+   * the oracle's paths are relative to a workspace it does not know. Files are read with `cat`
+   * and written with `printf`, every value single-quoted.
+   */
+  oracleCall(call) {
+    const a = call.arguments;
+    const sq = (s: unknown) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+    switch (call.name) {
+      case 'read_file': return { name: 'run_shell_command', arguments: { command: `cat -- ${sq(a.path)}` } };
+      case 'write_file': return { name: 'run_shell_command', arguments: { command: `printf '%s' ${sq(a.content)} > ${sq(a.path)}` } };
+      case 'list_files': return { name: 'run_shell_command', arguments: { command: `ls -1 -- ${sq(a.path ?? '.')}` } };
+      case 'bash': return { name: 'run_shell_command', arguments: { command: a.command } };
+      default: return call;
+    }
+  },
   wireFormat: 'openai-chat',
   cliPackage: '@qwen-code/qwen-code',
   async check(options) {
@@ -42,7 +59,7 @@ export const qwenCodeHarness: Harness = {
   },
   version(options, run) {
     const o = parseWithSchema(QwenCodeOptions, options, 'options of harness');
-    return cliVersion([...(o.node ? [o.node] : []), o.bin, '--version'], run);
+    return installedCliVersion(o.bin, [...(o.node ? [o.node] : []), o.bin, '--version'], run);
   },
   async run(ctx) {
     const inv = qwenInvocation(ctx, parseWithSchema(QwenCodeOptions, ctx.options, 'options of harness "qwen-code"'));
