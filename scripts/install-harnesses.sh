@@ -278,7 +278,15 @@ install_one() {
       specs=("@continuedev/cli${CONTINUE_CLI_VERSION:+@$CONTINUE_CLI_VERSION}")
       allow='{ "@continuedev/cli": true }'
       resolver=resolve_continue ;;
-    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue)" ;;
+    droid)
+      specs=("droid${DROID_VERSION:+@$DROID_VERSION}")
+      allow='{ "droid": true }'
+      resolver=resolve_droid ;;
+    copilot)
+      specs=("@github/copilot${COPILOT_VERSION:+@$COPILOT_VERSION}")
+      allow='{ "@github/copilot": true }'
+      resolver=resolve_copilot ;;
+    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot)" ;;
   esac
 
   BIN=""; NODEBIN=""; VERSION=""
