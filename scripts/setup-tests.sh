@@ -48,8 +48,8 @@ else
   log "system packages: all present"
 fi
 
-log "harness CLIs (claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot) into .harnesses/"
-bash scripts/install-harnesses.sh claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot >/dev/null
+log "harness CLIs (claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot omp) into .harnesses/"
+bash scripts/install-harnesses.sh claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot omp >/dev/null
 
 if [ -n "$missing_root" ]; then
   log "system packages are missing and this is not root; type:"

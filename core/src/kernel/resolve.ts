@@ -33,6 +33,7 @@ export const SHIPPED_PACKAGES: readonly string[] = [
   '@clawgym/task-builtin', '@clawgym/task-formats', '@clawgym/task-jobbench', '@clawgym/task-officeqa',
   '@clawgym/harness-cline', '@clawgym/harness-continue',
   '@clawgym/harness-droid', '@clawgym/harness-copilot',
+  '@clawgym/harness-omp',
 ];
 
 /** The published package to install for a name (the first candidate ClawGym ships), if any. */

@@ -12,7 +12,12 @@ export const HARNESS_DIR = process.env.CLAWGYM_HARNESS_DIR ?? resolve(__dirname,
 /** The Node 24 the install script shares between the CLIs that are Node scripts. */
 const NODE24 = 'node24/node_modules/node/bin/node';
 
-const LAYOUT: Record<string, { bin: string; node?: string; binOption?: string }> = {
+/**
+ * Each CLI's install path under HARNESS_DIR: `bin` its executable (or script), `node` the runtime
+ * that runs that script where it needs one, `binOption` and `runtimeOption` the names its plugin
+ * gives those two options (default `bin` and `node`).
+ */
+const LAYOUT: Record<string, { bin: string; node?: string; binOption?: string; runtimeOption?: string }> = {
   'claude-code': { bin: 'claude-code/node_modules/.bin/claude' },
   // Its plugin names the script `entry`.
   openclaw: { bin: 'openclaw/node_modules/openclaw/openclaw.mjs', node: NODE24, binOption: 'entry' },
@@ -33,6 +38,9 @@ const LAYOUT: Record<string, { bin: string; node?: string; binOption?: string }>
   droid: { bin: 'droid/node_modules/droid/bin/droid' },
   // The native binary of @github/copilot's platform package (its npm-loader.js only finds and starts it).
   copilot: { bin: 'copilot/node_modules/@github/copilot-linux-x64/copilot' },
+  // A Bun program: its script runs under the Bun installed beside it (the registry's `bun` package),
+  // which its plugin names `bun`.
+  omp: { bin: 'omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js', node: 'omp/node_modules/bun/bin/bun.exe', runtimeOption: 'bun' },
 };
 
 /**
@@ -58,12 +66,14 @@ export function installedHarness(name: keyof typeof LAYOUT | string): { bin: str
 
 /**
  * The options that point a harness's plugin at its installed CLI (`bin`, or `entry` for OpenClaw,
- * and `node` where the CLI runs under the shared Node 24), or undefined when it is not installed.
+ * and `node` where the CLI runs under the shared Node 24, `bun` for oh-my-pi's Bun), or undefined
+ * when it is not installed.
  */
 export function installedHarnessOptions(name: string): Record<string, string> | undefined {
   const cli = installedHarness(name);
   if ('missing' in cli) return undefined;
-  return { [LAYOUT[name]!.binOption ?? 'bin']: cli.bin, ...(cli.node ? { node: cli.node } : {}) };
+  const l = LAYOUT[name]!;
+  return { [l.binOption ?? 'bin']: cli.bin, ...(cli.node ? { [l.runtimeOption ?? 'node']: cli.node } : {}) };
 }
 
 /**
