@@ -10,9 +10,20 @@ const classify = (name: string) => {
 };
 
 describe('oh-my-pi call classification, from recorded requests', () => {
-  it('the main agent is main, before and after a subagent', () => {
+  it('the main agent is main, before and after a subagent, and after a compaction', () => {
     expect(classify('omp-18.2.3-main')).toBe('main');
     expect(classify('omp-18.2.3-after-subagent')).toBe('main');
+    expect(classify('omp-18.2.3-after-compaction')).toBe('main');
+  });
+
+  it('the handoff request is compaction, though it is the agent\'s own request with one more user message', () => {
+    // What makes it a trap: the same system prompt and tools as the agent's; only the appended message tells it.
+    const main = parse('omp-18.2.3-main').conversation;
+    const handoff = parse('omp-18.2.3-compaction').conversation;
+    expect(systemText(handoff)).toBe(systemText(main));
+    expect(handoff.tools.map((t) => t.name)).toEqual(main.tools.map((t) => t.name));
+    expect(handoff.messages[handoff.messages.length - 1]!.role).toBe('user');
+    expect(classify('omp-18.2.3-compaction')).toBe('compaction');
   });
 
   it('the task tool\'s subagent is subagent, though its system prompt begins as the main agent\'s and it has tools', () => {

@@ -47,3 +47,35 @@ describeIf(missing, 'an oh-my-pi subagent through the proxy (e2e)', () => {
     }
   }, 180_000);
 });
+
+describeIf(missing, 'an oh-my-pi compaction through the proxy (e2e)', () => {
+  it('past compactionThresholdTokens the handoff call is classified compaction; the agent goes on from the handoff on a line it started', async () => {
+    const run = await runHarnessOnce({
+      harness: ompHarness,
+      rolloutId: 'omp-compaction',
+      // The first call is ~66k tokens (byte-level ChatML: ~18 kB of system prompt, ~47 kB of tools), below
+      // 78000 less its speculation lead (12.5%): no handoff in the background. `seq 1 6000` (~29 kB) takes the
+      // next past 78000 and its lead, so the handoff comes at once, after that call; the agent after it is ~67k again.
+      options: options({ compactionThresholdTokens: 78_000 }),
+      instruction: 'Create hello.txt containing hi',
+      timeoutMs: 120_000,
+      // The handoff request quotes the history (tool results included): test it first, by where it stands.
+      script: ({ prompt, workspace }) => (prompt.lastIndexOf('Write a handoff document for another instance') > prompt.lastIndexOf('<tool_response>') ? { text: '## Goal\n- Create hello.txt containing hi' }
+        : /Successfully wrote/.test(prompt) ? { text: 'done' }
+          : /5999/.test(prompt) ? { text: 'Writing the file.', toolCalls: [{ name: 'write', arguments: { i: 'Writing the file', path: join(workspace, 'hello.txt'), content: 'hi' } }] }
+            : { toolCalls: [{ name: 'bash', arguments: { i: 'Counting', command: 'seq 1 6000' } }] }),
+    });
+    try {
+      const tito = await expectHarnessRollout(run, { wireFormat: 'openai-chat', sideRoles: { compaction: 1 }, wholeReuse: false });
+      expect(run.records.map((r) => r.role)).toEqual(['main', 'main', 'compaction', 'main']);
+      // The handoff request is the agent's own, extended by one user message: it stays on the agent's line.
+      // The agent after it starts from the handoff: a new line, started by the compaction call.
+      expect(run.records.map((r) => r.lineage)).toEqual([
+        { id: 0, cause: 'root' }, { id: 0, cause: 'root' }, { id: 0, cause: 'root' }, { id: 1, cause: 'compaction', startedBy: 2 },
+      ]);
+      expect(tito.forkReasons.map((f) => f.callIndex)).toEqual([3]);
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+});
