@@ -12,7 +12,7 @@ out="runs/e2e-harnesses"
 rm -rf "$out" && mkdir -p "$out"
 echo "== CLIs (scripts/install-harnesses.sh; pins: docs/harnesses.md)"
 bash scripts/install-harnesses.sh claude-code openclaw codex qwen-code opencode gemini-cli pi kilo grok cline continue droid copilot omp 2>/dev/null > "$out/harnesses.txt"
-sed 's/ bin=[^ ]*//; s/ node=[^ ]*\/node_modules\/node\/bin\/node/ node=24/' "$out/harnesses.txt"
+sed 's/ bin=[^ ]*//; s/ node=[^ ]*\/node_modules\/node\/bin\/node/ node=24/; s/ node=[^ ]*\/node_modules\/bun\/bin\/bun\.exe/ bun=npm/' "$out/harnesses.txt"
 echo "   node: $(.harnesses/node24/node_modules/node/bin/node --version 2>/dev/null || echo missing) (node@24 from the npm registry)"
 npm run build --silent
 jest_rc=0

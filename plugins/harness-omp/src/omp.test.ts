@@ -38,6 +38,13 @@ describe('oh-my-pi harness, run in a recording sandbox', () => {
     }
   });
 
+  it('asks the CLI its version under its Bun where a sandbox runs it', async () => {
+    const argvs: (readonly string[])[] = [];
+    const run = async (argv: readonly string[]) => { argvs.push(argv); return { exitCode: 0, stdout: 'omp/18.2.3\n', stderr: '', timedOut: false }; };
+    expect(await ompHarness.version!({ bin: BIN, bun: BUN }, run)).toBe('18.2.3');
+    expect(argvs).toEqual([[BUN, BIN, '--version']]);
+  });
+
   it('refuses an option it does not know, naming it', async () => {
     const sandbox = recordingSandbox();
     try {
@@ -68,7 +75,7 @@ describe('oh-my-pi harness, doctor\'s install hint in a project of one\'s own', 
 const omp = harnessE2ePrerequisites('omp');
 describeIf(omp.missing, 'clawgym doctor on the oh-my-pi harness', () => {
   afterAll(removeTempProjects);
-  it('finds the installed script and its Bun; a Bun that is not there is missing, with the install command', () => {
+  it('finds the installed script and its Bun, and its version; a Bun that is not there is missing, with the install command', async () => {
     const bin = 'bin' in omp.cli ? omp.cli.bin : '';
     const bun = 'bin' in omp.cli ? omp.cli.node! : '';
     const cli = resolve(__dirname, '../../../core/bin/clawgym.js');
@@ -78,6 +85,8 @@ describeIf(omp.missing, 'clawgym doctor on the oh-my-pi harness', () => {
       return (JSON.parse(r.stdout) as { status: string; what: string; detail: string; install?: string }[]).find((x) => x.what === 'harness omp: CLI');
     };
     expect(rows({ bin, bun })).toMatchObject({ status: 'ok', detail: `oh-my-pi at ${bin}` });
+    // Its version (what a fingerprint and the run lock record) from its package, without starting it.
+    expect(await ompHarness.version!({ bin, bun })).toBe('18.2.3');
     expect(rows({ bin, bun: '/nonexistent/bun' })).toMatchObject({
       status: 'missing', detail: 'oh-my-pi\'s Bun: bin "/nonexistent/bun" is not an executable file', install: 'npm i -D bun',
     });
