@@ -9,7 +9,7 @@ export const OmpOptions = z.strictObject({
   bun: z.string().optional(),
   /** The context window oh-my-pi is told the model has (tokens). Default: 128000. */
   contextWindow: z.number().int().positive().default(128_000),
-  /** Largest reply oh-my-pi asks for (`max_tokens`). Default: 8192. */
+  /** Largest reply oh-my-pi asks for (`max_completion_tokens`). Default: 8192. */
   maxTokens: z.number().int().positive().default(8192),
   /** Context size (tokens) past which oh-my-pi compacts the session (`compaction.thresholdTokens`); default its own (the window less its reserve). */
   compactionThresholdTokens: z.number().int().positive().optional(),
