@@ -80,7 +80,7 @@ export type { ParsedRequest } from './4-proxy/wire/types';
 export { referenceKernels } from './9-train/reference-kernels';
 export { evaluate, summarize, type EvalOptions, type EvalReport, type EvalRow } from './eval/evaluate';
 export { oracleEngine, nullEngine } from './eval/oracle';
-export { cliVersion, harnessResult, installedCliVersion, installRootOf, lastUserText, npmPackageVersion, systemText } from './3-harness/helpers';
+export { cliVersion, harnessResult, installedCliVersion, installRootOf, lastUserText, npmPackageVersion, ORACLE_CALL_PURPOSE, oracleShellCommand, shellQuote, systemText } from './3-harness/helpers';
 export { checkClisInSandbox, type HarnessToCheck } from './doctor/cli-in-sandbox';
 export { cliCheck } from './util/which';
 export { newToolCallId } from './4-proxy/engine/chatml';

@@ -1,5 +1,5 @@
 import type { CanonicalConversation } from '../contracts/messages';
-import type { CommandRunner, HarnessRunResult } from '../contracts/harness';
+import type { CommandRunner, HarnessRunResult, OracleToolCall } from '../contracts/harness';
 import type { ExecResult } from '../contracts/sandbox';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
@@ -93,4 +93,27 @@ export function npmPackageVersion(bin: string | undefined): string | undefined {
  */
 export async function installedCliVersion(bin: string | undefined, argv: readonly string[], run?: CommandRunner): Promise<string | undefined> {
   return (!run && npmPackageVersion(bin)) || cliVersion(argv, run);
+}
+
+/** A value as one word of a POSIX shell: single-quoted, each `'` inside closed, escaped and reopened. */
+export const shellQuote = (v: unknown): string => `'${String(v).replace(/'/g, `'\\''`)}'`;
+
+/** What each oracle call does, in words, for a shell tool that asks for a description or summary. */
+export const ORACLE_CALL_PURPOSE: Readonly<Record<string, string>> = { read_file: 'Read the file', write_file: 'Write the file', list_files: 'List the files', bash: 'Run a command' };
+
+/**
+ * An oracle call (agentloop's `read_file`, `write_file`, `list_files`, `bash`) as the shell command
+ * that does the same in the workspace — files read with `cat`, written with `printf`, listed with
+ * `ls -1`, every value single-quoted — for a harness whose oracle plays through its shell tool.
+ * Undefined for any other call.
+ */
+export function oracleShellCommand(call: OracleToolCall): string | undefined {
+  const a = call.arguments;
+  switch (call.name) {
+    case 'read_file': return `cat -- ${shellQuote(a.path)}`;
+    case 'write_file': return `printf '%s' ${shellQuote(a.content)} > ${shellQuote(a.path)}`;
+    case 'list_files': return `ls -1 -- ${shellQuote(a.path ?? '.')}`;
+    case 'bash': return a.command as string;
+    default: return undefined;
+  }
 }

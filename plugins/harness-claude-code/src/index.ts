@@ -1,4 +1,4 @@
-import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness } from '@clawgym/core';
+import { cliCheck, definePlugin, harnessResult, installedCliVersion, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness } from '@clawgym/core';
 import { classifyClaudeCodeCall } from './classify';
 import { ClaudeCodeOptions, claudeCodeInvocation } from './invocation';
 
@@ -34,7 +34,7 @@ export const claudeCodeHarness: Harness = {
     switch (call.name) {
       case 'read_file': return { name: 'Read', arguments: { file_path: a.path } };
       case 'write_file': return { name: 'Write', arguments: { file_path: a.path, content: a.content } };
-      case 'list_files': return { name: 'Bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'list_files': return { name: 'Bash', arguments: { command: oracleShellCommand(call) } };
       case 'bash': return { name: 'Bash', arguments: { command: a.command } };
       default: return call;
     }

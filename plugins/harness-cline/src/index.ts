@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, oracleShellCommand, parseWithSchema, shellQuote, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyClineCall } from './classify';
 
 /** Per-rollout options of the Cline harness. */
@@ -87,15 +87,11 @@ export const clineHarness: Harness = {
    * paths work (its `read_files` and `editor` ask for absolute paths).
    */
   oracleCall(call) {
-    const a = call.arguments;
-    const q = (v: unknown) => `'${String(v).replace(/'/g, `'\\''`)}'`;
-    switch (call.name) {
-      case 'read_file': return { name: 'run_commands', arguments: { commands: [`cat -- ${q(a.path)}`] } };
-      case 'write_file': return { name: 'run_commands', arguments: { commands: [`mkdir -p -- "$(dirname -- ${q(a.path)})" && printf '%s' ${q(a.content)} > ${q(a.path)}`] } };
-      case 'list_files': return { name: 'run_commands', arguments: { commands: [`ls -1 -- ${q(a.path ?? '.')}`] } };
-      case 'bash': return { name: 'run_commands', arguments: { commands: [String(a.command)] } };
-      default: return call;
-    }
+    const command = oracleShellCommand(call);
+    if (command === undefined) return call;
+    // A file is written into its folder, made first.
+    const mkdir = call.name === 'write_file' ? `mkdir -p -- "$(dirname -- ${shellQuote(call.arguments.path)})" && ` : '';
+    return { name: 'run_commands', arguments: { commands: [mkdir + command] } };
   },
   async run(ctx) {
     const inv = clineInvocation(ctx, parseWithSchema(ClineOptions, ctx.options, 'options of harness "cline"'));

@@ -1,4 +1,4 @@
-import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, definePlugin, harnessResult, installedCliVersion, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyCodexCall } from './classify';
 
 /** Per-rollout options of the Codex harness. */
@@ -50,15 +50,8 @@ export const codexHarness: Harness = {
    * workspace): files are read with `cat` and written with `printf`, every value single-quoted.
    */
   oracleCall(call) {
-    const a = call.arguments;
-    const sq = (s: unknown) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-    switch (call.name) {
-      case 'read_file': return { name: 'exec_command', arguments: { cmd: `cat -- ${sq(a.path)}` } };
-      case 'write_file': return { name: 'exec_command', arguments: { cmd: `printf '%s' ${sq(a.content)} > ${sq(a.path)}` } };
-      case 'list_files': return { name: 'exec_command', arguments: { cmd: `ls -1 -- ${sq(a.path ?? '.')}` } };
-      case 'bash': return { name: 'exec_command', arguments: { cmd: a.command } };
-      default: return call;
-    }
+    const cmd = oracleShellCommand(call);
+    return cmd === undefined ? call : { name: 'exec_command', arguments: { cmd } };
   },
   wireFormat: 'openai-responses',
   cliPackage: '@openai/codex',

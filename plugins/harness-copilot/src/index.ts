@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, ORACLE_CALL_PURPOSE, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { defaultCacheDir, warmCache } from './cache';
 import { classifyCopilotCall } from './classify';
 
@@ -73,15 +73,8 @@ export const copilotHarness: Harness = {
    * take only absolute paths, and `create` refuses a file that exists.
    */
   oracleCall(call) {
-    const a = call.arguments;
-    const q = (v: unknown) => `'${String(v).replace(/'/g, `'\\''`)}'`;
-    switch (call.name) {
-      case 'read_file': return { name: 'bash', arguments: { command: `cat -- ${q(a.path)}`, description: 'Read the file' } };
-      case 'write_file': return { name: 'bash', arguments: { command: `printf '%s' ${q(a.content)} > ${q(a.path)}`, description: 'Write the file' } };
-      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- ${q(a.path ?? '.')}`, description: 'List the files' } };
-      case 'bash': return { name: 'bash', arguments: { command: a.command, description: 'Run a command' } };
-      default: return call;
-    }
+    const command = oracleShellCommand(call);
+    return command === undefined ? call : { name: 'bash', arguments: { command, description: ORACLE_CALL_PURPOSE[call.name] } };
   },
   async run(ctx) {
     const o = parseWithSchema(CopilotOptions, ctx.options, 'options of harness "copilot"');

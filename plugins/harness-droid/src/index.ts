@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, ORACLE_CALL_PURPOSE, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyDroidCall } from './classify';
 
 /** Per-rollout options of the Factory Droid harness. */
@@ -78,15 +78,8 @@ export const droidHarness: Harness = {
    * only absolute paths, and its Create ends a file with a newline the oracle did not write.
    */
   oracleCall(call) {
-    const a = call.arguments;
-    const q = (v: unknown) => `'${String(v).replace(/'/g, `'\\''`)}'`;
-    switch (call.name) {
-      case 'read_file': return { name: 'Execute', arguments: { summary: 'Read the file', command: `cat -- ${q(a.path)}` } };
-      case 'write_file': return { name: 'Execute', arguments: { summary: 'Write the file', command: `printf '%s' ${q(a.content)} > ${q(a.path)}` } };
-      case 'list_files': return { name: 'Execute', arguments: { summary: 'List the files', command: `ls -1 -- ${q(a.path ?? '.')}` } };
-      case 'bash': return { name: 'Execute', arguments: { summary: 'Run a command', command: a.command } };
-      default: return call;
-    }
+    const command = oracleShellCommand(call);
+    return command === undefined ? call : { name: 'Execute', arguments: { summary: ORACLE_CALL_PURPOSE[call.name], command } };
   },
   async run(ctx) {
     const inv = droidInvocation(ctx, parseWithSchema(DroidOptions, ctx.options, 'options of harness "droid"'));

@@ -1,4 +1,4 @@
-import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, cliVersion, definePlugin, harnessResult, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyGrokCall } from './classify';
 
 /** Per-rollout options of the Grok CLI harness. */
@@ -44,7 +44,7 @@ export const grokHarness: Harness = {
     switch (call.name) {
       case 'read_file': return { name: 'view_file', arguments: { path: a.path } };
       case 'write_file': return { name: 'create_file', arguments: { path: a.path, content: a.content } };
-      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'list_files': return { name: 'bash', arguments: { command: oracleShellCommand(call) } };
       default: return call;
     }
   },

@@ -1,4 +1,4 @@
-import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, definePlugin, harnessResult, installedCliVersion, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyKiloCall } from './classify';
 
 /** Per-rollout options of the Kilo Code harness. */
@@ -94,7 +94,7 @@ export const kiloHarness: Harness = {
     switch (call.name) {
       case 'read_file': return { name: 'read', arguments: { filePath: a.path } };
       case 'write_file': return { name: 'write', arguments: { filePath: a.path, content: a.content } };
-      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'`, description: 'List files' } };
+      case 'list_files': return { name: 'bash', arguments: { command: oracleShellCommand(call), description: 'List files' } };
       case 'bash': return { name: 'bash', arguments: { command: a.command, description: 'Run a command' } };
       default: return call;
     }

@@ -1,4 +1,4 @@
-import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, definePlugin, harnessResult, installedCliVersion, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyOmpCall } from './classify';
 
 /** Per-rollout options of the oh-my-pi harness. */
@@ -87,7 +87,7 @@ export const ompHarness: Harness = {
     switch (call.name) {
       case 'read_file': return { name: 'read', arguments: { i: 'Reading the file', path: a.path } };
       case 'write_file': return { name: 'write', arguments: { i: 'Writing the file', path: a.path, content: a.content } };
-      case 'list_files': return { name: 'bash', arguments: { i: 'Listing the files', command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'list_files': return { name: 'bash', arguments: { i: 'Listing the files', command: oracleShellCommand(call) } };
       case 'bash': return { name: 'bash', arguments: { i: 'Running a command', command: a.command } };
       default: return call;
     }

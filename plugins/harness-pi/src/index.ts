@@ -1,4 +1,4 @@
-import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, definePlugin, harnessResult, installedCliVersion, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyPiCall } from './classify';
 
 /** Per-rollout options of the Pi harness. */
@@ -66,7 +66,7 @@ export const piHarness: Harness = {
     switch (call.name) {
       case 'read_file': return { name: 'read', arguments: { path: a.path } };
       case 'write_file': return { name: 'write', arguments: { path: a.path, content: a.content } };
-      case 'list_files': return { name: 'bash', arguments: { command: `ls -1 -- '${String(a.path ?? '.').replace(/'/g, `'\\''`)}'` } };
+      case 'list_files': return { name: 'bash', arguments: { command: oracleShellCommand(call) } };
       case 'bash': return { name: 'bash', arguments: { command: a.command } };
       default: return call;
     }

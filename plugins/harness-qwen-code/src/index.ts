@@ -1,4 +1,4 @@
-import { cliCheck, installedCliVersion, definePlugin, harnessResult, installRootOf, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
+import { cliCheck, definePlugin, harnessResult, installedCliVersion, installRootOf, oracleShellCommand, parseWithSchema, z, type Harness, type HarnessRunContext } from '@clawgym/core';
 import { classifyQwenCodeCall } from './classify';
 
 /** Per-rollout options of the Qwen Code harness. */
@@ -38,15 +38,8 @@ export const qwenCodeHarness: Harness = {
    * and written with `printf`, every value single-quoted.
    */
   oracleCall(call) {
-    const a = call.arguments;
-    const sq = (s: unknown) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-    switch (call.name) {
-      case 'read_file': return { name: 'run_shell_command', arguments: { command: `cat -- ${sq(a.path)}` } };
-      case 'write_file': return { name: 'run_shell_command', arguments: { command: `printf '%s' ${sq(a.content)} > ${sq(a.path)}` } };
-      case 'list_files': return { name: 'run_shell_command', arguments: { command: `ls -1 -- ${sq(a.path ?? '.')}` } };
-      case 'bash': return { name: 'run_shell_command', arguments: { command: a.command } };
-      default: return call;
-    }
+    const command = oracleShellCommand(call);
+    return command === undefined ? call : { name: 'run_shell_command', arguments: { command } };
   },
   wireFormat: 'openai-chat',
   cliPackage: '@qwen-code/qwen-code',

@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
-import { ClawGymError, ErrorCodes, type OracleTurn, type Task, type TaskSuite } from '@clawgym/core';
+import { ClawGymError, ErrorCodes, shellQuote, type OracleTurn, type Task, type TaskSuite } from '@clawgym/core';
 import { writeBytesTurn } from './oracle';
 import { judgeRubric, type JudgeEndpoint, type RubricItem } from './judge';
 import { pickSplit, type SplitOptions } from '@clawgym/core';
@@ -102,7 +102,7 @@ async function solutionOracle(dir: string, checks: Check[] | undefined): Promise
     if (f.includes('/')) turns.push({ toolCalls: [{ name: 'bash', arguments: { command: `mkdir -p '${f.slice(0, f.lastIndexOf('/'))}'` } }] });
     turns.push(writeBytesTurn(f, await readFile(join(dir, f))));
   }
-  const absent = (checks ?? []).filter((c) => c.type === 'file_absent').map((c) => `'${c.path.replace(/'/g, `'\\''`)}'`);
+  const absent = (checks ?? []).filter((c) => c.type === 'file_absent').map((c) => shellQuote(c.path));
   if (absent.length) turns.push({ toolCalls: [{ name: 'bash', arguments: { command: `rm -rf -- ${absent.join(' ')}` } }] });
   return turns;
 }
