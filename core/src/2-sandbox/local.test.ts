@@ -243,9 +243,25 @@ function suite(mode: 'bubblewrap' | 'fallback', holder = true) {
       }
       for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) expect(r.stdout).toMatch(new RegExp(`^${cap}:\\s+0+$`, 'm'));
       expect(r.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
-      // Another sandbox's commands are in other namespaces.
-      const other = await (await create()).exec(['readlink', '/proc/self/ns/net']);
-      expect(other.stdout.trim()).not.toBe(/^net (.+)$/m.exec(r.stdout)?.[1]);
+      // Another sandbox's commands are in other namespaces. Both must be alive while compared: the
+      // kernel reuses a dead namespace's inode number, so comparing with one that has ended proves nothing.
+      const a = await create();
+      const b = await create();
+      const held = a.exec(['sh', '-c', 'readlink /proc/self/ns/net > ns.txt; while [ ! -e go ]; do sleep 0.05; done']);
+      try {
+        let aNet = '';
+        for (let i = 0; i < 200 && !aNet; i++) {
+          await new Promise((res) => setTimeout(res, 50));
+          aNet = (await a.exec(['sh', '-c', 'cat ns.txt 2>/dev/null'])).stdout.trim();
+        }
+        expect(aNet).toMatch(/^net:\[\d+\]$/);
+        const bNet = (await b.exec(['readlink', '/proc/self/ns/net'])).stdout.trim();
+        expect(bNet).toMatch(/^net:\[\d+\]$/);
+        expect(bNet).not.toBe(aNet);
+      } finally {
+        await a.writeFile('go', '');
+        await held;
+      }
     });
   }
 
