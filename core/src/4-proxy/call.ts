@@ -60,6 +60,8 @@ interface Started {
   callIndex: number;
   maxTokens: number;
   meta: Parameters<WireAdapter['stream']>[1];
+  /** The harness's classification of the call, made before generation (the engine is told it). */
+  role: ModelCallRecord['role'];
   abort: LazyAbort;
   /** The streamed response's writer (undefined: a JSON response, written at the end). */
   responder?: ReturnType<WireAdapter['stream']>;
@@ -99,6 +101,7 @@ function startCall(s: CallSettings, session: SessionState, adapter: WireAdapter,
   if (context !== undefined && prepared.promptIds.length >= context) {
     throw new WireError(400, 'invalid_request', `prompt is too long: ${prepared.promptIds.length} tokens > ${context - 1} maximum (the model's context is ${context} tokens, output included)`, true);
   }
+  const role = classifyCall(session, parsed);
   const callIndex = session.nextCall++;
   // The output is capped at the room the context leaves, and reported as cut ('length') when it fills it.
   const room = context === undefined ? Infinity : context - prepared.promptIds.length;
@@ -122,7 +125,7 @@ function startCall(s: CallSettings, session: SessionState, adapter: WireAdapter,
     responder = adapter.stream(sink, meta);
     responder.begin();
   }
-  return { receivedAt, prepared, callIndex, maxTokens, meta, abort, responder };
+  return { receivedAt, prepared, callIndex, maxTokens, meta, role, abort, responder };
 }
 
 /** The engine's tokens for the call, parsed into events (streamed out as they come when streaming). An engine failure is returned, not thrown. */
@@ -149,7 +152,7 @@ async function generate(s: CallSettings, session: SessionState, parsed: ParsedRe
   };
   try {
     await drainTokens(engine, {
-      promptIds: call.prepared.promptIds, sessionId: session.rolloutId, get signal() { return abort.signal; },
+      promptIds: call.prepared.promptIds, sessionId: session.rolloutId, get signal() { return abort.signal; }, ...(call.role ? { role: call.role } : {}),
       sampling: { maxTokens, temperature: parsed.temperature ?? s.temperature, topP: parsed.topP ?? s.topP },
     }, s.firstTokenTimeoutMs, s.nextTokenTimeoutMs, () => abort.abort(), (t) => {
       out.firstTokenAt ??= Date.now();
@@ -205,11 +208,10 @@ async function recordCall(
   s: CallSettings, session: SessionState, adapter: WireAdapter, parsed: ParsedRequest, call: Started, g: Generated,
   reply: CanonicalMessage, finishReason: FinishReason, clientGone: boolean,
 ): Promise<{ failure?: string; role: ModelCallRecord['role'] }> {
-  const { prepared, callIndex } = call;
+  const { prepared, callIndex, role } = call;
   const engine = s.engine;
   const notes = [...(parsed.notes ?? [])];
   if (parsed.responseSchema && !g.failure && !clientGone) notes.push(checkSchema(reply, parsed.responseSchema));
-  const role = classifyCall(session, parsed);
   if (!session.firstMain && !isSideCall(role)) session.firstMain = fingerprintSource(parsed.conversation);
   const record: ModelCallRecord = {
     runId: s.runId, rolloutId: session.rolloutId, callIndex, wireFormat: adapter.format, requestedModel: parsed.model,

@@ -1,4 +1,5 @@
 import type { PublishedWeights } from './weights';
+import type { CallRole } from './records';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolCallPart, ToolSpec } from './messages';
 
 /**
@@ -132,6 +133,13 @@ export interface GenerateRequest {
   sessionId?: string;
   /** Aborted when the client goes away; the engine should stop soon after. */
   signal?: AbortSignal;
+  /**
+   * What the harness's classifier made of the call before it was generated (the role its record
+   * will carry): undefined or `'main'` for the agent's own turn, a side call's role otherwise (a
+   * title, a compaction, a subagent…). Engines may ignore it; a scripted one plays the agent's
+   * turns on its main calls only, whatever side calls arrive beside them.
+   */
+  role?: CallRole;
 }
 
 /**

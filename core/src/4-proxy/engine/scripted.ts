@@ -1,5 +1,6 @@
 import type { ChatTemplate, Engine, GenerateRequest, TokenStep, Tokenizer } from '../../contracts/engine';
 import type { MessagePart } from '../../contracts/messages';
+import { isSideCall, type CallRole } from '../../contracts/records';
 import { ClawGymError, ErrorCodes } from '../../errors';
 import { byteChatMl } from './byte-chatml';
 import { newToolCallId } from './chatml';
@@ -28,6 +29,10 @@ export interface ScriptContext {
   sessionId: string;
   /** 0-based index of this call within the session. */
   callIndex: number;
+  /** The call's role as the harness classified it (undefined: not classified; see GenerateRequest.role). */
+  role?: CallRole;
+  /** 0-based index of this call among the session's main calls (side calls not counted; for a side call, the main calls before it). */
+  mainCallIndex: number;
   /** The prompt, decoded (the script may read the task from it). */
   prompt: string;
 }
@@ -64,6 +69,7 @@ export class ScriptedEngine implements Engine {
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate;
   private readonly calls = new Map<string, number>();
+  private readonly mainCalls = new Map<string, number>();
   /** Set to stand for a model with this context: the proxy then refuses longer prompts and caps output. */
   contextLength?: number;
   /** The version of the weights last loaded ({@link syncWeights}); 0: none. */
@@ -110,9 +116,11 @@ export class ScriptedEngine implements Engine {
     const sessionId = request.sessionId ?? 'default';
     const callIndex = this.calls.get(sessionId) ?? 0;
     this.calls.set(sessionId, callIndex + 1);
+    const mainCallIndex = this.mainCalls.get(sessionId) ?? 0;
+    if (!isSideCall(request.role)) this.mainCalls.set(sessionId, mainCallIndex + 1);
     const tokenizer = this.tokenizer;
     // Decoded only for a script that reads it: a 30 MB prompt decodes to another 30 MB string and more.
-    const turn = await this.script({ sessionId, callIndex, get prompt() { return tokenizer.decode(request.promptIds); } });
+    const turn = await this.script({ sessionId, callIndex, mainCallIndex, ...(request.role ? { role: request.role } : {}), get prompt() { return tokenizer.decode(request.promptIds); } });
     if (turn.failBefore) throw new ClawGymError(ErrorCodes.ENGINE_FAILED, turn.failBefore);
     if (turn.hang) {
       await new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true }));
