@@ -9,9 +9,13 @@
 // (default: every real harness the install script knows, core's REAL_HARNESSES, that is installed).
 // The ClawGym side runs under a child subreaper and counts the processes it left behind (zombies=).
 // Ends with
-//   RESULT harness-overhead harnesses=N min_ratio_c1=… min_ratio_c2=… zombies=… <harness>_c1=… <harness>_c2=… [failed=a,b]
-// (ratios: ClawGym's rollouts per minute over the bare CLI's; a harness's dashes read as underscores).
-const { spawn, spawnSync } = require('node:child_process');
+//   RESULT harness-overhead harnesses=N min_ratio_c1=… min_ratio_c2=… zombies=… <harness>_c1=… <harness>_c2=…
+//     startup_ms=… min_rollouts_ratio_c1=… min_rollouts_ratio_c2=… <harness>_c2_rollouts=… [failed=a,b]
+// (ratios: ClawGym's rollouts per minute over the bare CLI's, for the whole `clawgym eval` command;
+// the `rollouts` ratios leave out its start-up, `startup_ms`, which a command pays once however many
+// rollouts follow: with the default 6 rollouts it weighs as much as a few of them, over a training
+// run's thousands it is nothing; a harness's dashes read as underscores).
+const { spawn } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, readdirSync, rmSync, existsSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
@@ -113,17 +117,30 @@ function clawgymProject(name, options) {
   return dir;
 }
 
-/** One `clawgym eval` of `n` rollouts at concurrency `c`: wall ms, its rollouts' phases, orphans left. */
+/**
+ * One `clawgym eval` of `n` rollouts at concurrency `c`: wall ms, split at the line it prints once
+ * everything is ready ("evaluating …"): its start-up (Node, the config, the preflight checks, the
+ * plugins, the run lock), paid once per command, and the rollouts (proxy, sandboxes, harness
+ * runs, grading, teardown); its rollouts' phases; the orphans it left.
+ */
 function clawgymRun(dir, n, c, tag) {
   const t0 = Date.now();
-  const r = spawnSync('/usr/bin/perl', ['-e', SUBREAPER, process.execPath, join(repo, 'core', 'bin', 'clawgym.js'), 'eval', '--engine', 'oracle', '--limit', String(n), '--concurrency', String(c), '--name', tag, '--json'], { cwd: dir, encoding: 'utf8', timeout: 1_800_000 });
-  const wall = Date.now() - t0;
-  const orphans = Number(/ORPHANS (\d+)/.exec(r.stderr)?.[1] ?? NaN);
-  if (r.status !== 0) throw new Error(`clawgym eval failed (exit ${r.status}): ${r.stderr.slice(-2000)}`);
-  const evalJson = JSON.parse(readFileSync(join(dir, 'runs', tag, 'eval.json'), 'utf8'));
-  const failed = evalJson.rollouts.filter((x) => !x.pass);
-  if (failed.length) throw new Error(`clawgym eval: ${failed.length} rollout(s) did not pass: ${failed[0].details}`);
-  return { wall, rollouts: evalJson.rollouts, orphans, proxyMs: proxyMsOf(join(dir, 'runs', tag, 'calls')) };
+  const child = spawn('/usr/bin/perl', ['-e', SUBREAPER, process.execPath, join(repo, 'core', 'bin', 'clawgym.js'), 'eval', '--engine', 'oracle', '--limit', String(n), '--concurrency', String(c), '--name', tag, '--json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  let readyAt;
+  child.stderr.on('data', (d) => { stderr += d; if (readyAt === undefined && /^evaluating /m.test(stderr)) readyAt = Date.now(); });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 1_800_000);
+  return new Promise((resolve, reject) => child.on('close', (status) => {
+    clearTimeout(timer);
+    const wall = Date.now() - t0;
+    const orphans = Number(/ORPHANS (\d+)/.exec(stderr)?.[1] ?? NaN);
+    if (status !== 0) return reject(new Error(`clawgym eval failed (exit ${status}): ${stderr.slice(-2000)}`));
+    const evalJson = JSON.parse(readFileSync(join(dir, 'runs', tag, 'eval.json'), 'utf8'));
+    const failed = evalJson.rollouts.filter((x) => !x.pass);
+    if (failed.length) return reject(new Error(`clawgym eval: ${failed.length} rollout(s) did not pass: ${failed[0].details}`));
+    const startup = (readyAt ?? t0) - t0;
+    resolve({ wall, startup, rolloutsWall: wall - startup, rollouts: evalJson.rollouts, orphans, proxyMs: proxyMsOf(join(dir, 'runs', tag, 'calls')) });
+  }));
 }
 
 /**
@@ -155,7 +172,7 @@ async function benchHarness(name, root) {
   const server = await scriptedServer(writeCall);
   const inv = await invocationOf(harness, options, `http://127.0.0.1:${server.address().port}`);
   const project = clawgymProject(name, options);
-  const out = { name, c1: [], c2: [], phases: [], bareMs: [], proxyMs: [], orphans: 0 };
+  const out = { name, c1: [], c2: [], c1_rollouts: [], c2_rollouts: [], startupMs: [], phases: [], bareMs: [], proxyMs: [], orphans: 0 };
   let run = 0;
   try {
     for (let p = 0; p < PAIRS; p++) {
@@ -168,8 +185,10 @@ async function benchHarness(name, root) {
             const ms = await pool(ROLLOUTS, c, async () => { out.bareMs.push(await bareRollout(inv, root, `${run}-${i++}`)); });
             rate.bare = perMin(ROLLOUTS, ms);
           } else {
-            const r = clawgymRun(project, ROLLOUTS, c, `r${run}`);
+            const r = await clawgymRun(project, ROLLOUTS, c, `r${run}`);
             rate.clawgym = perMin(ROLLOUTS, r.wall);
+            rate.rollouts = perMin(ROLLOUTS, r.rolloutsWall);
+            out.startupMs.push(r.startup);
             out.orphans += r.orphans;
             out.phases.push(...r.rollouts.map((x) => ({ ...x.phases, durationMs: x.durationMs, calls: x.calls })));
             out.proxyMs.push(...r.proxyMs);
@@ -177,7 +196,8 @@ async function benchHarness(name, root) {
         }
         run++;
         out[`c${c}`].push(rate.clawgym / rate.bare);
-        console.log(`${name} pair ${p + 1} c=${c} (${sides.join(' then ')}): bare ${rate.bare.toFixed(1)}/min, clawgym ${rate.clawgym.toFixed(1)}/min, ratio ${(rate.clawgym / rate.bare).toFixed(3)}`);
+        out[`c${c}_rollouts`].push(rate.rollouts / rate.bare);
+        console.log(`${name} pair ${p + 1} c=${c} (${sides.join(' then ')}): bare ${rate.bare.toFixed(1)}/min, clawgym ${rate.clawgym.toFixed(1)}/min, ratio ${(rate.clawgym / rate.bare).toFixed(3)}; without eval's start-up ${(rate.rollouts / rate.bare).toFixed(3)}`);
       }
     }
   } finally {
@@ -193,7 +213,7 @@ function explain(r) {
   const proxy = r.proxyMs.length ? median(r.proxyMs) : 0;
   const calls = m('calls');
   const known = m('sandboxMs') + m('setupMs') + m('harnessMs') + m('recordsMs') + m('verifyMs');
-  console.log(`${r.name}: a rollout takes ${dur} ms through ClawGym (median) against ${median(r.bareMs)} ms bare. ClawGym's own part: sandbox ${m('sandboxMs')} ms, task setup ${m('setupMs')} ms, proxy ${proxy} ms a call × ${calls} calls (inside the harness's ${m('harnessMs')} ms, the CLI's own time the rest of it), records ${m('recordsMs')} ms, grading ${m('verifyMs')} ms, the rest (sandbox teardown) ${Math.max(0, dur - known)} ms; no tree (eval builds none)`);
+  console.log(`${r.name}: \`clawgym eval\` starts in ${median(r.startupMs)} ms (median; once per command: Node, config, preflight, plugins, run lock), then a rollout takes ${dur} ms through ClawGym (median) against ${median(r.bareMs)} ms bare. ClawGym's own part: sandbox ${m('sandboxMs')} ms, task setup ${m('setupMs')} ms, proxy ${proxy} ms a call × ${calls} calls (inside the harness's ${m('harnessMs')} ms, the CLI's own time the rest of it), records ${m('recordsMs')} ms, grading ${m('verifyMs')} ms, the rest (sandbox teardown) ${Math.max(0, dur - known)} ms; no tree (eval builds none)`);
 }
 
 async function main() {
@@ -215,7 +235,9 @@ async function main() {
   const key = (n) => n.replace(/-/g, '_'); // RESULT keys are word characters: claude-code reads claude_code
   const per = results.map((r) => `${key(r.name)}_c1=${fmt(median(r.c1))} ${key(r.name)}_c2=${fmt(median(r.c2))}`).join(' ');
   const min = (c) => fmt(Math.min(...results.map((r) => median(r[c]))));
-  console.log(`RESULT harness-overhead harnesses=${results.length} min_ratio_c1=${min('c1')} min_ratio_c2=${min('c2')} zombies=${results.reduce((n, r) => n + r.orphans, 0)} ${per}${failed.length ? ` failed=${failed.join(',')}` : ''}`);
+  const startup = Math.round(median(results.flatMap((r) => r.startupMs)));
+  const perRollouts = results.map((r) => `${key(r.name)}_c2_rollouts=${fmt(median(r.c2_rollouts))}`).join(' ');
+  console.log(`RESULT harness-overhead harnesses=${results.length} min_ratio_c1=${min('c1')} min_ratio_c2=${min('c2')} zombies=${results.reduce((n, r) => n + r.orphans, 0)} ${per} startup_ms=${startup} min_rollouts_ratio_c1=${min('c1_rollouts')} min_rollouts_ratio_c2=${min('c2_rollouts')} ${perRollouts}${failed.length ? ` failed=${failed.join(',')}` : ''}`);
   if (failed.length) process.exitCode = 1;
 }
 
