@@ -71,10 +71,11 @@ export const ConfigSchema = z.strictObject({
      */
     maxInfraSteps: z.number().int().min(0).default(3),
     /**
-     * Asynchronous rollouts: they keep running while the trainer steps, and a step trains on the
-     * freshest finished groups. A rollout served by weights more than `maxStaleness` policy
-     * versions behind the trainer is dropped (counted, never trained); the truncated importance
-     * weight corrects the lag of the rest, token by token against the logprobs of the version
+     * Asynchronous rollouts: they keep running while the trainer steps, and a step trains on
+     * finished groups as `policy` picks them; `maxStaleness` bounds how many policy versions a
+     * trained rollout lags (`fair`: no new group starts while the oldest running one lags more;
+     * `freshest`: a rollout that lags more is dropped, counted, never trained); the truncated
+     * importance weight corrects the lag, token by token against the logprobs of the version
      * that generated each token. A weight update may land between two calls of one rollout
      * (partial rollouts): every call records the version that served it, and `maxVersionSpan`
      * bounds how many versions one rollout's calls may span (newest − oldest; a rollout spanning
@@ -85,13 +86,14 @@ export const ConfigSchema = z.strictObject({
       maxStaleness: z.number().int().min(0).default(2),
       maxVersionSpan: z.number().int().min(0).optional(),
       /**
-       * Which finished groups a step trains. `freshest` (default): the freshest, stale rollouts
-       * dropped — long rollouts start under older weights and are dropped more often, so training
-       * leans to short tasks. `fair`: the groups that started first, none dropped for staleness or
-       * span; no new group starts while the oldest running one is more than `maxStaleness`
-       * versions behind, which bounds staleness without favouring short tasks.
+       * Which finished groups a step trains. `fair` (default): the groups that started first, none
+       * dropped for staleness or span; no new group starts while the oldest running one is more
+       * than `maxStaleness` versions behind, which bounds staleness without favouring short tasks
+       * and trains every rollout it generates. `freshest`: the freshest, stale rollouts dropped —
+       * long rollouts start under older weights and are dropped more often, so training leans to
+       * short tasks, and the dropped rollouts' work is lost (a third of it in `bench:async`).
        */
-      policy: z.enum(['freshest', 'fair']).default('freshest'),
+      policy: z.enum(['freshest', 'fair']).default('fair'),
     }).optional(),
   }).prefault({}),
   loss: z.strictObject({

@@ -7,7 +7,8 @@ import { removeTempProjects, tempProject } from '@clawgym/core/testing';
  * The distributed layout as separate processes, here: two `clawgym engine serve` replicas and
  * `clawgym run` (rollouts through the agentloop harness in local sandboxes, the embedded trainer
  * publishing a folder per version) with `engine: sglang` over both replicas and asynchronous
- * rollouts (maxStaleness 1). One replica is killed with SIGKILL mid-run: its rollouts are
+ * rollouts (maxStaleness 1, the `freshest` policy, whose bound is firm: no trained rollout lags more
+ * than 1 version). One replica is killed with SIGKILL mid-run: its rollouts are
  * infrastructure failures and the run goes on with the other. Then the run itself is killed
  * with SIGKILL and resumed: every step is trained once, no rollout group twice.
  */
@@ -60,7 +61,7 @@ describe('distributed run: orchestrator + two engine-serve replicas, asynchronou
         engine: { use: 'remote-embedded', options: { replicas: urls, model: 'embedded', contextLength: model.context, syncRetries: 2, syncBackoffMs: 50, probeIntervalMs: 500 } },
         trainer: { use: 'embedded', options: { model } },
         harnesses: ['agentloop'], tasks: [{ use: 'builtin', options: { families: ['write'] } }], reporters: [],
-        run: { steps: STEPS, tasksPerStep: 2, groupSize: 2, concurrency: 4, evalEvery: 0, evalTasks: 2, infraRetries: 0, rolloutTimeoutMs: 30_000, outDir: 'runs', async: { maxStaleness: 1 } },
+        run: { steps: STEPS, tasksPerStep: 2, groupSize: 2, concurrency: 4, evalEvery: 0, evalTasks: 2, infraRetries: 0, rolloutTimeoutMs: 30_000, outDir: 'runs', async: { maxStaleness: 1, policy: 'freshest' } },
       })} };`,
     ].join('\n'));
 

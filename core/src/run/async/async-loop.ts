@@ -10,9 +10,9 @@ const HISTOGRAM_TOP = 8;
 
 /**
  * The asynchronous loop's rollouts and steps (`run.async`): a {@link RolloutPool} keeps the
- * rollout workers busy while the trainer steps; each step takes the freshest `tasksPerStep`
- * finished groups, after dropping every rollout more than `maxStaleness` versions behind, and
- * trains on them. At most `(1 + maxStaleness) × tasksPerStep` groups are started and not yet
+ * rollout workers busy while the trainer steps; each step takes `tasksPerStep` finished groups
+ * by the run's policy (`fair`: those that started first, none dropped; `freshest`: the freshest,
+ * after dropping every rollout more than `maxStaleness` versions behind) and trains on them. At most `(1 + maxStaleness) × tasksPerStep` groups are started and not yet
  * trained, so rollouts never run further ahead than the bound lets them be trained.
  *
  * Resume keeps the synchronous loop's guarantees: the groups each finished step consumed are
@@ -25,7 +25,7 @@ export class AsyncLoop {
   private finishedAtLastStep = 0;
 
   /** `maxVersionSpan`: how many versions one rollout's calls may span (default `maxStaleness`). */
-  constructor(private readonly s: StepServices, private readonly state: RunStateFile, private readonly maxStaleness: number, onRollout?: (r: RolloutReport) => void, private readonly maxVersionSpan = maxStaleness, policy: TakePolicy = 'freshest') {
+  constructor(private readonly s: StepServices, private readonly state: RunStateFile, private readonly maxStaleness: number, onRollout?: (r: RolloutReport) => void, private readonly maxVersionSpan = maxStaleness, policy: TakePolicy = 'fair') {
     const { run } = s.kernel.config;
     this.pool = new RolloutPool({
       runner: s.runner, concurrency: run.concurrency, done: new Set(state.state.unitsDone ?? []),
@@ -52,7 +52,7 @@ export class AsyncLoop {
     this.pool.start(signal);
   }
 
-  /** One step: wait for the freshest groups, train on them. Undefined when stopped first. */
+  /** One step: wait for the groups the policy takes, train on them. Undefined when stopped first. */
   async step(): Promise<StepOutcome | undefined> {
     const { run } = this.s.kernel.config;
     const started = Date.now();

@@ -171,10 +171,39 @@ describe('asynchronous rollouts', () => {
         expect(new Set(taken).size).toBe(5);
         expect(dropped).toEqual([]);
       } else {
-        // The default passes it over and drops it: what makes training lean to short tasks.
+        // `freshest` passes it over and drops it: what makes training lean to short tasks.
         expect(taken).not.toContain(0);
         expect(dropped).toContain(0);
       }
+    }
+  });
+
+  it('fair: an engine that never loads the trainer\'s weights stops the run, as freshest\'s drops do', async () => {
+    // Every call is served by version 0 whatever the trainer publishes. Fair drops nothing, so it
+    // must notice another way: no rollout lags more than 2K + 2 versions with an engine in step.
+    let version = 0;
+    const pool = new RolloutPool({ runner: fakeRunner(() => 0), concurrency: 2, jobsOf: jobsOf(2), done: new Set(), maxOutstanding: 4, policy: 'fair', maxStaleness: 1, version: () => version });
+    pool.start();
+    let error: unknown;
+    let steps = 0;
+    try {
+      for (; steps < 40; steps++) { await pool.take(2, version, 1); version++; }
+    } catch (err) {
+      error = err;
+    } finally {
+      await pool.stop();
+    }
+    expect(error).toMatchObject({ code: 'CLAWGYM_ENGINE_SYNC_FAILED', message: expect.stringMatching(/rollout groups in a row were served more than 4 versions behind the trainer/) });
+    // Versions 0–4 are within the bound; then one more than maxOutstanding units (two a step) in a row.
+    expect(steps).toBeLessThan(10);
+    // The same pool with the engine in step trains on: the check does not fire on a working engine.
+    version = 0;
+    const ok = new RolloutPool({ runner: fakeRunner(() => version), concurrency: 2, jobsOf: jobsOf(2), done: new Set(), maxOutstanding: 4, policy: 'fair', maxStaleness: 1, version: () => version });
+    ok.start();
+    try {
+      for (let s = 0; s < 20; s++) { expect(await ok.take(2, version, 1)).toBeDefined(); version++; }
+    } finally {
+      await ok.stop();
     }
   });
 });

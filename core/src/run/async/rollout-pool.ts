@@ -91,6 +91,8 @@ export class RolloutPool {
   private waiters: (() => void)[] = [];
   private workers: Promise<void>[] = [];
   private failure?: unknown;
+  /** `fair`: trained units in a row served far behind the trainer ({@link checkServed}). */
+  private lagging = 0;
   /** Rollouts finished so far. */
   finished = 0;
 
@@ -152,7 +154,31 @@ export class RolloutPool {
     const units = this.ready.splice(0, count);
     for (const u of units) this.outstanding.delete(u.index);
     this.notify();
+    if (this.o.policy === 'fair') this.checkServed(units, version, maxStaleness);
     return { units, dropped, droppedUnits, spanDropped };
+  }
+
+  /**
+   * `fair` drops nothing, so an engine that never loads the trainer's weights would otherwise go
+   * unnoticed (`freshest` notices: every group comes back stale). With the engine in step, no
+   * trained rollout lags more than `2 × maxStaleness + 2` versions: `maxStaleness + 1` before new
+   * groups are held back, at most `maxStaleness` steps more on the groups already started, one
+   * for a weight sync in flight. A run of more units than may be outstanding, each of whose
+   * rollouts lags more than that, stops the run.
+   */
+  private checkServed(units: readonly Unit[], version: number, maxStaleness: number): void {
+    const bound = 2 * maxStaleness + 2;
+    for (const u of units) {
+      const served = u.reports.map(rolloutVersion).filter((v): v is number => v !== undefined);
+      if (!served.length) continue; // infrastructure failures: no call, no version
+      this.lagging = served.every((v) => version - v > bound) ? this.lagging + 1 : 0;
+    }
+    if (this.lagging > this.o.maxOutstanding) {
+      const newest = Math.max(...units.flatMap((u) => u.reports.map((r) => rolloutVersion(r) ?? -1)));
+      throw new ClawGymError(ErrorCodes.ENGINE_SYNC_FAILED, `${this.lagging} rollout groups in a row were served more than ${bound} versions behind the trainer (version ${version}; the newest version that served one was ${newest}), more than the fair policy lets a rollout lag with an engine that loads each version`, {
+        hint: 'The engine is not loading the weights the trainer publishes: check its weight sync (docs/scale.md).',
+      });
+    }
   }
 
   /**
