@@ -1,5 +1,4 @@
 import type { PublishedWeights } from './weights';
-import type { CallRole } from './records';
 import type { CanonicalConversation, CanonicalMessage, MessagePart, ToolCallPart, ToolSpec } from './messages';
 
 /**
@@ -126,6 +125,14 @@ export interface GeneratedToken {
 export type TokenStep = GeneratedToken | readonly GeneratedToken[];
 
 /** A generation request: token ids in, a stream of tokens out. */
+/**
+ * What a harness made a call for. `main` is the agent itself; every other role is a side call
+ * (a subagent, a compaction summary, a title or summary, a memory-extraction agent, or `side`
+ * when the harness does not say which), which never joins the main prefix tree and is left out
+ * of the loss by the auxiliary-tree filter.
+ */
+export type CallRole = 'main' | 'subagent' | 'compaction' | 'title' | 'memory' | 'side';
+
 export interface GenerateRequest {
   promptIds: TokenIds;
   sampling: SamplingParams;

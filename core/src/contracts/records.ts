@@ -1,4 +1,4 @@
-import type { Drift, FinishReason, TokenIds } from './engine';
+import type { CallRole, Drift, FinishReason, TokenIds } from './engine';
 
 /** The wire formats the serving proxy speaks. */
 export type WireFormat = 'anthropic-messages' | 'openai-chat' | 'openai-responses' | 'gemini-generate-content';
@@ -28,13 +28,8 @@ export type PromptOrigin =
   /** Rendered in full; `reason` says why no earlier call matched. */
   | { kind: 'fork'; reason: string };
 
-/**
- * What a harness made a call for. `main` is the agent itself; every other role is a side call
- * (a subagent, a compaction summary, a title or summary, a memory-extraction agent, or `side`
- * when the harness does not say which), which never joins the main prefix tree and is left out
- * of the loss by the auxiliary-tree filter.
- */
-export type CallRole = 'main' | 'subagent' | 'compaction' | 'title' | 'memory' | 'side';
+/** What a harness made a call for (defined beside the engine's request, which carries it). */
+export type { CallRole };
 
 /**
  * A line of conversation within a rollout: the calls that extend (or re-send) one another. `id`
