@@ -13,7 +13,7 @@
 // A third run trains with `run.async.policy: 'fair'` (the groups that started first, none dropped
 // for staleness): each asynchronous run's RESULT adds the mean length (wall seconds) of its
 // trained rollouts over that of every rollout it finished (trained or dropped as stale), 1.0 being
-// no bias against long tasks: `length_ratio_before` (the default `freshest` policy) and
+// no bias against long tasks: `length_ratio_before` (the `freshest` policy, the default before `fair`) and
 // `length_ratio_trained_vs_generated` (`fair`), beside each one's speed-up and gain.
 //
 //   npm run bench:async                  (BENCH_ASYNC_STEPS=30, BENCH_ASYNC_EVAL_TASKS=400: ~18 min, three runs)

@@ -45,7 +45,7 @@ export interface PoolOptions {
   maxOutstanding: number;
   /** Called with every rollout as it finishes (live progress). */
   onRollout?: (report: RolloutReport) => void;
-  /** Which groups a step takes (default `freshest`). */
+  /** Which groups a step takes (unset: `freshest`; the run loop passes the config's, whose default is `fair`). */
   policy?: TakePolicy;
   /** The trainer's policy version now (`fair`: a group's start version, and when to hold new groups back). */
   version?: () => number;
