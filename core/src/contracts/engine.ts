@@ -124,7 +124,6 @@ export interface GeneratedToken {
  */
 export type TokenStep = GeneratedToken | readonly GeneratedToken[];
 
-/** A generation request: token ids in, a stream of tokens out. */
 /**
  * What a harness made a call for. `main` is the agent itself; every other role is a side call
  * (a subagent, a compaction summary, a title or summary, a memory-extraction agent, or `side`
@@ -133,6 +132,7 @@ export type TokenStep = GeneratedToken | readonly GeneratedToken[];
  */
 export type CallRole = 'main' | 'subagent' | 'compaction' | 'title' | 'memory' | 'side';
 
+/** A generation request: token ids in, a stream of tokens out. */
 export interface GenerateRequest {
   promptIds: TokenIds;
   sampling: SamplingParams;
