@@ -1,12 +1,7 @@
-import type { CallRole, CanonicalConversation } from '@clawgym/core';
+import { lastUserText, type CallRole, type CanonicalConversation } from '@clawgym/core';
 
 /** How the summary request Continue appends to the history begins (1.5.47, its auto-compaction). */
 export const CONTINUE_COMPACTION_MARKER = 'Please provide a concise summary of our conversation so far';
-
-/** The text parts of a canonical message, joined. */
-function textOf(message: CanonicalConversation['messages'][number]): string {
-  return message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
-}
 
 /**
  * What a Continue request is for, read from requests recorded from the CLI (1.5.47):
@@ -18,7 +13,8 @@ function textOf(message: CanonicalConversation['messages'][number]): string {
  * The rest is the main agent. Only positive signs make a side call.
  */
 export function classifyContinueCall(conversation: CanonicalConversation): CallRole {
-  const last = conversation.messages[conversation.messages.length - 1];
-  if (last?.role === 'user' && textOf(last).trimStart().startsWith(CONTINUE_COMPACTION_MARKER)) return 'compaction';
+  // The request ends with it: the last message is the user's (its text is then lastUserText's).
+  const endsWithUser = conversation.messages[conversation.messages.length - 1]?.role === 'user';
+  if (endsWithUser && lastUserText(conversation).trimStart().startsWith(CONTINUE_COMPACTION_MARKER)) return 'compaction';
   return conversation.tools.length === 0 ? 'side' : 'main';
 }
