@@ -64,6 +64,16 @@ describe.each(workspaces)('the package in %s', (dir) => {
   });
 });
 
+it('every harness plugin of an npm CLI names that package (cliPackage), so a run without `bin` locks its version and integrity', () => {
+  const { REAL_HARNESSES } = require(join(repo, 'core', 'dist', 'testing', 'harnesses.js')) as { REAL_HARNESSES: string[] };
+  const missing = REAL_HARNESSES.filter((name) => {
+    const mod = require(join(repo, 'plugins', `harness-${name}`, 'dist', 'index.js')) as Record<string, unknown>;
+    const harness = Object.values(mod).find((v) => v && typeof v === 'object' && (v as { name?: string }).name === name) as { cliPackage?: string } | undefined;
+    return typeof harness?.cliPackage !== 'string';
+  });
+  expect(missing).toEqual([]);
+});
+
 it('@clawgym/engine-embedded ships the cold start its config names', () => {
   const files = packed(join(repo, 'plugins', 'engine-embedded'));
   expect(files).toEqual(expect.arrayContaining(['checkpoints/cold-start/config.json', 'checkpoints/cold-start/model.safetensors']));

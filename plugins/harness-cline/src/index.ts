@@ -73,6 +73,7 @@ export const clineHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyClineCall}. */
   classifyCall: classifyClineCall,
   wireFormat: 'openai-chat',
+  cliPackage: 'cline',
   async check(options) {
     return cliCheck(options, { name: 'Cline', packageName: 'cline', missing: { reason: 'Cline is not installed: scripts/install-harnesses.sh cline', install: 'bash scripts/install-harnesses.sh cline' } });
   },

@@ -50,6 +50,7 @@ export const continueHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyContinueCall}. */
   classifyCall: classifyContinueCall,
   wireFormat: 'openai-chat',
+  cliPackage: '@continuedev/cli',
   async check(options) {
     return cliCheck(options, { name: 'Continue', packageName: '@continuedev/cli', missing: { reason: 'Continue is not installed: scripts/install-harnesses.sh continue', install: 'bash scripts/install-harnesses.sh continue' } });
   },

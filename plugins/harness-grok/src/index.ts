@@ -27,6 +27,7 @@ export const grokHarness: Harness = {
   /** Main agent or side call: see {@link classifyGrokCall}. */
   classifyCall: classifyGrokCall,
   wireFormat: 'openai-chat',
+  cliPackage: '@vibe-kit/grok-cli',
   async check(options) {
     return cliCheck(options, { name: 'Grok CLI', packageName: '@vibe-kit/grok-cli', missing: { reason: 'Grok CLI is not installed: scripts/install-harnesses.sh grok', install: 'bash scripts/install-harnesses.sh grok' } });
   },

@@ -75,6 +75,7 @@ export const kiloHarness: Harness = {
   /** Main agent or side call, from recorded requests: see {@link classifyKiloCall}. */
   classifyCall: classifyKiloCall,
   wireFormat: 'openai-chat',
+  cliPackage: '@kilocode/cli',
   async check(options) {
     return cliCheck(options, { name: 'Kilo Code', packageName: '@kilocode/cli', packageVersion: KILO_CLI_VERSION, missing: { reason: 'Kilo Code is not installed: scripts/install-harnesses.sh kilo', install: 'bash scripts/install-harnesses.sh kilo' } });
   },
